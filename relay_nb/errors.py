@@ -1,0 +1,112 @@
+"""The errors relay_nb raises on bad input.
+
+Every error a user can cause is a :class:`RelayError`.  When it knows where in the source
+the problem is, its message names ``source:line:column`` and quotes the line with a
+caret under the column, so a notebook shows something like::
+
+    error: add: shapes (2, 3) and (4, 3) do not broadcast
+      --> from_string:3:5
+       |
+     3 |   add(%x, %y)
+       |   ^^^^^^^^^^^
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .ir.span import Span
+
+
+class RelayError(Exception):
+    """Base class of every error relay_nb raises on user input."""
+
+    kind = "error"
+
+    def __init__(self, message: str, span: Optional[Span] = None, notes: tuple[str, ...] = ()):
+        self.message = message
+        self.span = span
+        self.notes = tuple(notes)
+        super().__init__(self.render())
+
+    # Where the error is, as (line, column), or None.
+    @property
+    def line(self) -> Optional[int]:
+        if self.span is None:
+            return None
+        offset = self.span.source.line_offset if self.span.source is not None else 0
+        return self.span.line + offset
+
+    @property
+    def column(self) -> Optional[int]:
+        return self.span.column if self.span is not None else None
+
+    def render(self) -> str:
+        """The full message: location, quoted source line with caret, notes."""
+        out = [f"{self.kind}: {self.message}"]
+        span = self.span
+        if span is not None:
+            out.append(f"  --> {span.source_name}:{self.line}:{span.column}")
+            text = span.source.line(span.line) if span.source is not None else ""
+            if text:
+                lineno = str(self.line)
+                pad = " " * len(lineno)
+                width = 1
+                if span.end_line == span.line and span.end_column > span.column:
+                    width = span.end_column - span.column
+                caret_col = max(span.column - 1, 0)
+                # Tabs keep their width in the caret line so the caret lines up.
+                lead = "".join("\t" if ch == "\t" else " " for ch in text[:caret_col])
+                out.append(f" {pad} |")
+                out.append(f" {lineno} | {text}")
+                out.append(f" {pad} | {lead}{'^' * width}")
+        for note in self.notes:
+            out.append(f"  = note: {note}")
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class ParseError(RelayError):
+    """The text is not valid Relay (syntax, undefined name, bad literal or attribute)."""
+
+    kind = "parse error"
+
+
+class RelayTypeError(RelayError):
+    """The program is ill-typed (shape or dtype mismatch, wrong arity, ...)."""
+
+    kind = "type error"
+
+
+TypeError_ = RelayTypeError  # the name DESIGN.md and TVM-style code use
+
+
+class AttrError(RelayError):
+    """An operator attribute is unknown or has a bad value."""
+
+    kind = "attribute error"
+
+
+class EvalError(RelayError):
+    """A program failed while running (non-exhaustive match?, recursion bound, ...)."""
+
+    kind = "evaluation error"
+
+
+class RelayInternalError(RelayError):
+    """An invariant of relay_nb itself broke; the message says what to report."""
+
+    kind = "internal error"
+
+
+__all__ = [
+    "RelayError",
+    "ParseError",
+    "RelayTypeError",
+    "TypeError_",
+    "AttrError",
+    "EvalError",
+    "RelayInternalError",
+]

@@ -1,0 +1,110 @@
+"""Immutable attribute maps for operator calls and functions.
+
+``call.attrs.axis`` and ``call.attrs["axis"]`` both work, as in TVM.  Values are
+normalised to hashable Python values (lists become tuples, numpy scalars become Python
+scalars) so two attribute maps compare and hash structurally.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Iterator
+
+import numpy as np
+
+
+def freeze_value(value: Any) -> Any:
+    """Normalise an attribute value: lists/tuples -> tuples, numpy scalars -> Python."""
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze_value(v) for v in value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value.item()
+    return value
+
+
+class Attrs(Mapping):
+    """An immutable, ordered attribute map with a TVM-style type key.
+
+    The type key names the schema (``"relay.attrs.Conv2DAttrs"``); function attributes
+    use ``"DictAttrs"``.
+    """
+
+    __slots__ = ("type_key", "_fields", "_hash")
+
+    def __init__(self, fields: Mapping[str, Any] | None = None, type_key: str = "DictAttrs"):
+        object.__setattr__(self, "type_key", type_key)
+        object.__setattr__(
+            self, "_fields", {k: freeze_value(v) for k, v in (fields or {}).items()}
+        )
+        object.__setattr__(self, "_hash", None)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Attrs are immutable; build a new one with .with_fields()")
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._fields[name]
+        except KeyError:
+            raise AttributeError(
+                f"{self.type_key} has no attribute {name!r}; it has {sorted(self._fields)}"
+            ) from None
+
+    def __getitem__(self, key: str) -> Any:
+        return self._fields[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fields)
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Attrs):
+            return NotImplemented
+        return self.type_key == other.type_key and _same_values(self._fields, other._fields)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            object.__setattr__(
+                self, "_hash", hash((self.type_key, tuple(_hashable(i) for i in self._fields.items())))
+            )
+        return self._hash
+
+    def with_fields(self, **changes: Any) -> "Attrs":
+        """A copy with some fields replaced or added."""
+        return Attrs({**self._fields, **changes}, self.type_key)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self._fields.items())
+        return f"{self.type_key}({inner})"
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, float) and value != value:  # NaN: make it hash/compare stably
+        return ("nan",)
+    if isinstance(value, tuple):
+        return tuple(_hashable(v) for v in value)
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return repr(value)
+
+
+def _same_values(a: Any, b: Any) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_values(a[k], b[k]) for k in a)
+    if isinstance(a, tuple):
+        return (
+            isinstance(b, tuple) and len(a) == len(b) and all(_same_values(x, y) for x, y in zip(a, b))
+        )
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    if type(a) is bool or type(b) is bool:
+        return type(a) is type(b) and a == b
+    return a == b
+
+
+EMPTY_ATTRS = Attrs({}, "DictAttrs")

@@ -1,0 +1,481 @@
+"""Traversals: ``ExprVisitor``, ``ExprMutator`` and a non-recursive ``post_order``.
+
+Both functors memoize by identity (seed 004: "visit expressions with a Map<Expr, Result>
+and only compute the transformed result once"), so a DAG is visited once and a mutator
+keeps it a DAG; a mutator returns the *same object* when no child changed.
+
+They are subclassable in TVM's style (override ``visit_call``, ``visit_let``, ...) and
+never recurse deeply on the two shapes real programs grow in (TVM's MixedModeVisitor
+design):
+
+* dataflow nodes (Call, Tuple, TupleGetItem, RefCreate/RefRead/RefWrite) are expanded
+  with an explicit stack, children before parents, so ``visit_call`` runs after every
+  dataflow argument has been visited and its own ``self.visit(arg)`` calls hit the memo;
+* ``let`` chains are walked in a loop by the default ``visit_let``.  A subclass that
+  overrides ``visit_let`` gets exact recursive semantics instead (its override runs for
+  every let, with the scope state it keeps), so only *its* deep chains recurse.
+
+Nesting of scopes (a let inside a let's value, a function inside a function, an ``if``
+inside a branch) still recurses, one level per nesting; a RecursionError there becomes a
+clean :class:`RelayError` rather than a crash.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+from ..errors import RelayError
+from .expr import (
+    Call,
+    Clause,
+    Constant,
+    Constructor,
+    Expr,
+    Function,
+    GlobalVar,
+    If,
+    MetaRef,
+    Let,
+    Match,
+    Op,
+    Pattern,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    TempExpr,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
+
+_MISSING = object()
+
+DATAFLOW_TYPES = (Call, Tuple, TupleGetItem, RefCreate, RefRead, RefWrite)
+_DATAFLOW = frozenset(DATAFLOW_TYPES)
+
+
+def pattern_vars(pattern: Pattern) -> list[Var]:
+    """The variables a pattern binds, left to right (iterative)."""
+    out: list[Var] = []
+    stack = [pattern]
+    while stack:
+        p = stack.pop()
+        if isinstance(p, PatternVar):
+            out.append(p.var)
+        elif isinstance(p, (PatternConstructor, PatternTuple)):
+            stack.extend(reversed(p.patterns))
+    return out
+
+
+def expr_children(e: Expr) -> tuple[Expr, ...]:
+    """The direct sub-expressions of ``e``, in evaluation order (binders included)."""
+    t = type(e)
+    if t is Call:
+        return (e.op, *e.args)
+    if t is Tuple:
+        return e.fields
+    if t is TupleGetItem:
+        return (e.tuple_value,)
+    if t is Let:
+        return (e.var, e.value, e.body)
+    if t is Function:
+        return (*e.params, e.body)
+    if t is If:
+        return (e.cond, e.true_branch, e.false_branch)
+    if t is Match:
+        out: list[Expr] = [e.data]
+        for clause in e.clauses:
+            out.extend(pattern_vars(clause.lhs))
+            out.append(clause.rhs)
+        return tuple(out)
+    if t is RefCreate:
+        return (e.value,)
+    if t is RefRead:
+        return (e.ref,)
+    if t is RefWrite:
+        return (e.ref, e.value)
+    return ()
+
+
+def post_order(root: Expr) -> Iterator[Expr]:
+    """Every node reachable from ``root`` exactly once, children before parents.
+
+    Iterative: works on arbitrarily deep programs at the default recursion limit.
+    """
+    seen: set[Expr] = set()
+    stack: list[tuple[Expr, bool]] = [(root, False)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, expanded = pop()
+        if expanded:
+            yield node
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        push((node, True))
+        for child in reversed(expr_children(node)):
+            if child not in seen:
+                push((child, False))
+
+
+def post_order_visit(root: Expr, fn: Callable[[Expr], Any]) -> None:
+    """Call ``fn`` on every node of ``root`` once, in post order (TVM's name)."""
+    for node in post_order(root):
+        fn(node)
+
+
+def _dataflow_children(e: Expr) -> tuple[Expr, ...]:
+    t = type(e)
+    if t is Call:
+        return (e.op, *e.args)
+    if t is Tuple:
+        return e.fields
+    if t is TupleGetItem:
+        return (e.tuple_value,)
+    if t is RefCreate:
+        return (e.value,)
+    if t is RefRead:
+        return (e.ref,)
+    if t is RefWrite:
+        return (e.ref, e.value)
+    return ()
+
+
+_METHOD = {
+    Var: "visit_var",
+    GlobalVar: "visit_global_var",
+    Constant: "visit_constant",
+    MetaRef: "visit_meta_ref",
+    Tuple: "visit_tuple",
+    TupleGetItem: "visit_tuple_getitem",
+    Op: "visit_op",
+    Call: "visit_call",
+    Function: "visit_function",
+    Let: "visit_let",
+    If: "visit_if",
+    Constructor: "visit_constructor",
+    Match: "visit_match",
+    RefCreate: "visit_ref_create",
+    RefRead: "visit_ref_read",
+    RefWrite: "visit_ref_write",
+}
+
+
+def _method_name(cls: type) -> str:
+    for klass in cls.__mro__:
+        name = _METHOD.get(klass)
+        if name is not None:
+            return name
+    if issubclass(cls, TempExpr):
+        return "visit_temp_expr"
+    raise RelayError(f"cannot visit a {cls.__name__}: not a Relay expression")
+
+
+class _Functor:
+    """Shared dispatch, memo and stack discipline of ExprVisitor and ExprMutator."""
+
+    def __init__(self) -> None:
+        self.memo_map: dict[Expr, Any] = {}
+        self._outermost = True
+
+    def visit(self, expr: Expr) -> Any:
+        """Visit ``expr`` once (memoized by identity) and return the result."""
+        hit = self.memo_map.get(expr, _MISSING)
+        if hit is not _MISSING:
+            return hit
+        if not self._outermost:
+            return self._visit_new(expr)
+        self._outermost = False
+        try:
+            return self._visit_new(expr)
+        except RecursionError:
+            raise RelayError(
+                f"{type(self).__name__}: the program nests scopes too deeply for a recursive "
+                "visit (an overridden visit_let/visit_function recursing per node); "
+                "override the default let-chain handling less, or use post_order()"
+            ) from None
+        finally:
+            self._outermost = True
+
+    def _visit_new(self, expr: Expr) -> Any:
+        memo = self.memo_map
+        if type(expr) in _DATAFLOW:
+            # Explicit-stack post order over the dataflow part: no recursion per node.
+            stack: list[tuple[Expr, bool]] = [(expr, False)]
+            pop, push = stack.pop, stack.append
+            while stack:
+                node, expanded = pop()
+                if node in memo:
+                    continue
+                if expanded:
+                    memo[node] = self._dispatch(node)
+                    continue
+                push((node, True))
+                for child in reversed(_dataflow_children(node)):
+                    if type(child) in _DATAFLOW and child not in memo:
+                        push((child, False))
+            return memo[expr]
+        result = self._dispatch(expr)
+        memo[expr] = result
+        return result
+
+    def _dispatch(self, expr: Expr) -> Any:
+        return getattr(self, _method_name(type(expr)))(expr)
+
+    def _let_overridden(self, base: type) -> bool:
+        return type(self).visit_let is not base.visit_let  # type: ignore[attr-defined]
+
+
+class ExprVisitor(_Functor):
+    """A memoizing visitor; override ``visit_<kind>`` methods (results are ignored).
+
+    >>> class CountCalls(ExprVisitor):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.count = 0
+    ...     def visit_call(self, call):
+    ...         self.count += 1
+    ...         super().visit_call(call)
+    """
+
+    def visit_var(self, var: Var) -> None:
+        pass
+
+    def visit_global_var(self, gv: GlobalVar) -> None:
+        pass
+
+    def visit_constant(self, const: Constant) -> None:
+        pass
+
+    def visit_op(self, op: Op) -> None:
+        pass
+
+    def visit_meta_ref(self, ref: MetaRef) -> None:
+        pass
+
+    def visit_constructor(self, con: Constructor) -> None:
+        pass
+
+    def visit_tuple(self, tup: Tuple) -> None:
+        for f in tup.fields:
+            self.visit(f)
+
+    def visit_tuple_getitem(self, t: TupleGetItem) -> None:
+        self.visit(t.tuple_value)
+
+    def visit_call(self, call: Call) -> None:
+        self.visit(call.op)
+        for a in call.args:
+            self.visit(a)
+
+    def visit_function(self, fn: Function) -> None:
+        for p in fn.params:
+            self.visit(p)
+        self.visit(fn.body)
+
+    def visit_let(self, let: Let) -> None:
+        if self._let_overridden(ExprVisitor):
+            self.visit(let.var)
+            self.visit(let.value)
+            self.visit(let.body)
+            return
+        # Walk the whole chain in a loop; memoize the inner lets afterwards.
+        memo = self.memo_map
+        chain = []
+        node: Expr = let
+        while True:
+            chain.append(node)
+            self.visit(node.var)
+            self.visit(node.value)
+            node = node.body
+            if type(node) is not Let or node in memo:
+                break
+        self.visit(node)
+        for inner in chain[1:]:
+            memo[inner] = None
+
+    def visit_if(self, ite: If) -> None:
+        self.visit(ite.cond)
+        self.visit(ite.true_branch)
+        self.visit(ite.false_branch)
+
+    def visit_match(self, m: Match) -> None:
+        self.visit(m.data)
+        for clause in m.clauses:
+            self.visit_clause(clause)
+
+    def visit_clause(self, clause: Clause) -> None:
+        self.visit_pattern(clause.lhs)
+        self.visit(clause.rhs)
+
+    def visit_pattern(self, pattern: Pattern) -> None:
+        for v in pattern_vars(pattern):
+            self.visit(v)
+
+    def visit_ref_create(self, r: RefCreate) -> None:
+        self.visit(r.value)
+
+    def visit_ref_read(self, r: RefRead) -> None:
+        self.visit(r.ref)
+
+    def visit_ref_write(self, r: RefWrite) -> None:
+        self.visit(r.ref)
+        self.visit(r.value)
+
+    def visit_temp_expr(self, t: TempExpr) -> None:
+        pass
+
+
+class ExprMutator(_Functor):
+    """A memoizing rewriter: each ``visit_<kind>`` returns the new node.
+
+    Defaults rebuild a node only when a child changed, so untouched subtrees come back as
+    the same objects and shared nodes stay shared.
+
+    >>> class MulToAdd(ExprMutator):
+    ...     def visit_call(self, call):
+    ...         new = super().visit_call(call)
+    ...         if isinstance(new.op, Op) and new.op.name == "multiply":
+    ...             return relay.add(*new.args)
+    ...         return new
+    """
+
+    def visit_var(self, var: Var) -> Expr:
+        return var
+
+    def visit_global_var(self, gv: GlobalVar) -> Expr:
+        return gv
+
+    def visit_constant(self, const: Constant) -> Expr:
+        return const
+
+    def visit_op(self, op: Op) -> Expr:
+        return op
+
+    def visit_meta_ref(self, ref: MetaRef) -> Expr:
+        return ref
+
+    def visit_constructor(self, con: Constructor) -> Expr:
+        return con
+
+    def visit_tuple(self, tup: Tuple) -> Expr:
+        fields = tuple(self.visit(f) for f in tup.fields)
+        if all(a is b for a, b in zip(fields, tup.fields)):
+            return tup
+        return Tuple(fields, span=tup.span)
+
+    def visit_tuple_getitem(self, t: TupleGetItem) -> Expr:
+        value = self.visit(t.tuple_value)
+        if value is t.tuple_value:
+            return t
+        return TupleGetItem(value, t.index, span=t.span)
+
+    def visit_call(self, call: Call) -> Expr:
+        op = self.visit(call.op)
+        args = tuple(self.visit(a) for a in call.args)
+        if op is call.op and all(a is b for a, b in zip(args, call.args)):
+            return call
+        return Call(op, args, call.attrs, call.type_args, span=call.span)
+
+    def visit_function(self, fn: Function) -> Expr:
+        params = tuple(self.visit(p) for p in fn.params)
+        body = self.visit(fn.body)
+        if body is fn.body and all(a is b for a, b in zip(params, fn.params)):
+            return fn
+        return Function(params, body, fn.ret_type, fn.type_params, fn.attrs, span=fn.span)
+
+    def visit_let(self, let: Let) -> Expr:
+        if self._let_overridden(ExprMutator):
+            return self._rebuild_let(let, self.visit(let.var), self.visit(let.value), self.visit(let.body))
+        memo = self.memo_map
+        chain = []
+        node: Expr = let
+        while True:
+            chain.append((node, self.visit(node.var), self.visit(node.value)))
+            node = node.body
+            if type(node) is not Let or node in memo:
+                break
+        body = self.visit(node)
+        for old, var, value in reversed(chain):
+            body = self._rebuild_let(old, var, value, body)
+            memo[old] = body
+        return body
+
+    @staticmethod
+    def _rebuild_let(old: Let, var: Expr, value: Expr, body: Expr) -> Expr:
+        if var is old.var and value is old.value and body is old.body:
+            return old
+        return Let(var, value, body, span=old.span)
+
+    def visit_if(self, ite: If) -> Expr:
+        cond = self.visit(ite.cond)
+        t = self.visit(ite.true_branch)
+        f = self.visit(ite.false_branch)
+        if cond is ite.cond and t is ite.true_branch and f is ite.false_branch:
+            return ite
+        return If(cond, t, f, span=ite.span)
+
+    def visit_match(self, m: Match) -> Expr:
+        data = self.visit(m.data)
+        clauses = tuple(self.visit_clause(c) for c in m.clauses)
+        if data is m.data and all(a is b for a, b in zip(clauses, m.clauses)):
+            return m
+        return Match(data, clauses, m.complete, span=m.span)
+
+    def visit_clause(self, clause: Clause) -> Clause:
+        lhs = self.visit_pattern(clause.lhs)
+        rhs = self.visit(clause.rhs)
+        if lhs is clause.lhs and rhs is clause.rhs:
+            return clause
+        return Clause(lhs, rhs, span=clause.span)
+
+    def visit_pattern(self, pattern: Pattern) -> Pattern:
+        if isinstance(pattern, PatternVar):
+            new_var = self.visit(pattern.var)
+            return pattern if new_var is pattern.var else PatternVar(new_var, span=pattern.span)
+        if isinstance(pattern, PatternConstructor):
+            subs = tuple(self.visit_pattern(p) for p in pattern.patterns)
+            if all(a is b for a, b in zip(subs, pattern.patterns)):
+                return pattern
+            return PatternConstructor(pattern.constructor, subs, span=pattern.span)
+        if isinstance(pattern, PatternTuple):
+            subs = tuple(self.visit_pattern(p) for p in pattern.patterns)
+            if all(a is b for a, b in zip(subs, pattern.patterns)):
+                return pattern
+            return PatternTuple(subs, span=pattern.span)
+        assert isinstance(pattern, PatternWildcard)
+        return pattern
+
+    def visit_ref_create(self, r: RefCreate) -> Expr:
+        value = self.visit(r.value)
+        return r if value is r.value else RefCreate(value, span=r.span)
+
+    def visit_ref_read(self, r: RefRead) -> Expr:
+        ref = self.visit(r.ref)
+        return r if ref is r.ref else RefRead(ref, span=r.span)
+
+    def visit_ref_write(self, r: RefWrite) -> Expr:
+        ref = self.visit(r.ref)
+        value = self.visit(r.value)
+        if ref is r.ref and value is r.value:
+            return r
+        return RefWrite(ref, value, span=r.span)
+
+    def visit_temp_expr(self, t: TempExpr) -> Expr:
+        return t.realize()
+
+
+__all__ = [
+    "ExprVisitor",
+    "ExprMutator",
+    "post_order",
+    "post_order_visit",
+    "expr_children",
+    "pattern_vars",
+    "DATAFLOW_TYPES",
+]
