@@ -13,8 +13,8 @@ imports no Jupyter package.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+import importlib as _importlib
+import typing as _t
 
 __version__ = "0.1.0"
 
@@ -78,18 +78,18 @@ _LAZY: dict[str, str] = {
 _OP_API_MODULE = "op.api"
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _t.Any:
     target = _LAZY.get(name)
     if target is None:
         if not name.startswith("_"):
-            api = importlib.import_module(f"{__name__}.{_OP_API_MODULE}")
+            api = _importlib.import_module(f"{__name__}.{_OP_API_MODULE}")
             if hasattr(api, name):
                 value = getattr(api, name)
                 globals()[name] = value
                 return value
         raise AttributeError(f"module 'relay_nb' has no attribute {name!r}")
     module_name, _, attr = target.partition(":")
-    module = importlib.import_module(f"{__name__}.{module_name}")
+    module = _importlib.import_module(f"{__name__}.{module_name}")
     value = getattr(module, attr) if attr else module
     globals()[name] = value
     return value
@@ -98,14 +98,14 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     names = set(globals()) | set(_LAZY)
     try:
-        api = importlib.import_module(f"{__name__}.{_OP_API_MODULE}")
+        api = _importlib.import_module(f"{__name__}.{_OP_API_MODULE}")
         names |= set(getattr(api, "__all__", ()))
     except ImportError:
         pass
     return sorted(names)
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: _t.Any) -> None:
     """``%load_ext relay_nb``: registers the ``%%relay`` magic (notebook layer)."""
     from .notebook.magic import load_ipython_extension as _load
 

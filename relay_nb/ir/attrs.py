@@ -19,8 +19,9 @@ def freeze_value(value: Any) -> Any:
         return tuple(freeze_value(v) for v in value)
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        return value.item()
+    if isinstance(value, np.ndarray):
+        # 0-d -> scalar; others -> nested tuples (an array value would break == and hash).
+        return value.item() if value.ndim == 0 else freeze_value(value.tolist())
     return value
 
 
@@ -44,6 +45,10 @@ class Attrs(Mapping):
         raise AttributeError("Attrs are immutable; build a new one with .with_fields()")
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            # Private/dunder lookups (copy and pickle probe __setstate__ etc. on an
+            # uninitialised instance) must not recurse into self._fields.
+            raise AttributeError(name)
         try:
             return self._fields[name]
         except KeyError:
@@ -72,6 +77,10 @@ class Attrs(Mapping):
             )
         return self._hash
 
+    def __reduce__(self):
+        # Rebuild through __init__ (copy, deepcopy and pickle), since __setattr__ is blocked.
+        return (Attrs, (dict(self._fields), self.type_key))
+
     def with_fields(self, **changes: Any) -> "Attrs":
         """A copy with some fields replaced or added."""
         return Attrs({**self._fields, **changes}, self.type_key)
@@ -86,6 +95,8 @@ def _hashable(value: Any) -> Any:
         return ("nan",)
     if isinstance(value, tuple):
         return tuple(_hashable(v) for v in value)
+    if isinstance(value, dict):  # order-insensitive, as dict equality is
+        return ("dict", frozenset((k, _hashable(v)) for k, v in value.items()))
     try:
         hash(value)
         return value

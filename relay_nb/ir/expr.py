@@ -66,7 +66,7 @@ class Expr:
     def _binary(self, other: Any, op_name: str, reverse: bool = False) -> "Call":
         from ..op.registry import get_op
 
-        other_expr = other if isinstance(other, Expr) else const(other)
+        other_expr = _as_expr(other)
         args = (other_expr, self) if reverse else (self, other_expr)
         return Call(get_op(op_name), args)
 
@@ -101,7 +101,7 @@ class Expr:
 
     def __call__(self, *args: Any) -> "Call":
         """``f(x, y)`` builds a Call node (it does not evaluate anything)."""
-        return Call(self, tuple(a if isinstance(a, Expr) else const(a) for a in args))
+        return Call(self, tuple(_as_expr(a) for a in args))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -219,6 +219,22 @@ class Op(Expr):
 
     def __repr__(self) -> str:
         return f"Op({self.name})"
+
+    def __reduce__(self):
+        # One Op per name: copy, deepcopy and pickle give back the registered object.
+        return (_registered_op, (self.name,))
+
+
+def _registered_op(name: str) -> "Op":
+    from ..op.registry import _OPS, get_op
+
+    op = _OPS.get(name)
+    if op is None:
+        try:
+            op = get_op(name)
+        except Exception:  # an op registered only in another session: keep its name
+            op = Op(name)
+    return op
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -470,6 +486,18 @@ def const(value: Any, dtype: str | None = None) -> Constant:
     elif array.dtype == np.int64 and dtype is None and not isinstance(value, np.ndarray):
         array = array.astype("int32")
     return Constant(array)
+
+
+def _as_expr(value: Any) -> Expr:
+    """An operand of the operator sugar: Python numbers become *literal* constants, as
+    in the op builders (``x * 2`` takes ``x``'s dtype, like ``relay.multiply(x, 2)``)."""
+    if isinstance(value, Expr):
+        return value
+    if type(value) is int and -(2**31) <= value < 2**31:
+        return Constant(np.asarray(value, "int32"), is_literal=True)
+    if type(value) is float:
+        return Constant(np.asarray(value, "float32"), is_literal=True)
+    return const(value)
 
 
 def with_fields(node: Any, **changes: Any) -> Any:

@@ -1,6 +1,8 @@
 """Operators: the column-based registry and one module per op family.
 
-Importing this package registers every built-in operator.
+Importing this package registers every built-in operator (the family modules register
+theirs when imported).  ``relay.op.add`` and the other top-level builders are here too,
+as in TVM; ``relay.op.nn`` and ``relay.op.image`` hold the namespaced ones.
 """
 
 from .registry import (  # noqa: F401
@@ -18,3 +20,7 @@ from .registry import (  # noqa: F401
 )
 
 get = get_op  # relay.op.get("add"), as in TVM
+
+# The op families: importing them fills the registry.
+from . import image, nn, reduce, tensor, transform  # noqa: E402,F401
+from .api import *  # noqa: E402,F401,F403

@@ -1,0 +1,468 @@
+"""Dataflow (graph) form to A-normal form: every computed value gets a ``let``.
+
+Input: any well-formed expression (graph form, A-normal form, or a mix; a DAG may share
+nodes across scopes).  Output: the same program in A-normal form —
+
+* every non-atomic sub-expression is bound by a ``let`` **once**; the operands of calls,
+  tuples, projections, references, ``if`` conditions and ``match`` scrutinees are atoms;
+* the atoms are variables, global variables, constants (``meta`` ones too), operators and
+  constructors (unlike TVM, which also let-binds constants);
+* every scope (function body, ``if`` branch, ``match`` arm, the whole expression) ends in
+  an atom: ``let %x1 = add(%a, %b); %x1``;
+* a DAG stays a DAG: a node used *n* times is computed once and its variable used *n*
+  times (seed 004's ``Map<Expr, Result>``);
+* existing ``let``s keep their variable: ``let %a = log(%x); ...`` stays
+  ``let %a = log(%x); ...``; new variables are named ``x`` (the printer writes them
+  ``%x``, ``%x1``, ``%x2`` ..., as TVM's printouts show them);
+* nested functions marked ``Primitive`` (fused kernels) or ``Compiler`` are kept as they
+  are (bound to a variable, bodies untouched), as TVM does.
+
+Where a shared value is bound: the placement rule
+--------------------------------------------------
+A dataflow graph does not say *where* a shared value is computed (seed 004, "Why We Might
+Need Let Binding"); A-normal form must.  Scopes form a tree: the expression being
+converted is the root scope, and every function body, ``if`` branch and ``match`` arm is
+a child of the scope its node is bound in (a ``let``'s body is a scope too, see below).
+
+1. **A value is bound in the innermost scope that encloses all of its uses** — the lowest
+   common ancestor, in that tree, of the scopes of its uses.  So a value used in both
+   branches of an ``if`` (or in two ``match`` arms) is bound before the ``if``; a value
+   used in only one branch is bound inside that branch; a value used only inside a
+   closure is bound inside the closure, i.e. where it is *computed* — each time the
+   closure runs, as the tree reading of the program computes it.  We never hoist a
+   computation out of a function body or a branch: that could evaluate something the
+   program does not (``def @f(%n) { fn () { @f(%n) } }`` returns a thunk; hoisting
+   ``@f(%n)`` out of it would loop forever), and it would move side effects of
+   ``ref_write``.  The price of rule 1 is the usual one of common sub-expressions: a
+   value shared between a branch and a closure inside the other branch is computed before
+   the ``if`` even on the path that never calls the closure (TVM's ToANormalForm places
+   values the same way).
+2. **Within its scope, a value is bound where it is first needed in evaluation order**
+   (operands left to right, then the callee, then the node), so ``let``s appear in the
+   order the program computes them, and effects keep their order.
+3. **Never outside the scope of its free variables.**  A ``let``'s variable is visible in
+   the ``let``'s body (and in its own value, for recursive functions); a value that uses
+   it is one of its uses' descendants, so rule 1 already keeps it inside.  A ``let`` is
+   flattened: its value and then its body's bindings are spliced into the scope the
+   ``let`` itself is bound in, after which rule 2 places every value that uses the
+   variable after the variable's binding.  The one program rule 1 cannot place is a node
+   that uses a recursive function's variable and is shared between that function's body
+   and the ``let``'s body (no single binding site sees both); it raises a RelayError
+   instead of producing a program that reads a variable before its binding.
+
+The conversion is two linear passes, neither recursive: scopes are assigned in reverse
+post order (every node after all of its users, so the LCA over its uses is final when
+the node is reached), then the program is rebuilt by generators driven from an explicit
+stack, appending each binding to its scope's list.  A 100,000-deep ``let`` chain or
+dataflow chain converts at Python's default recursion limit.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ..errors import RelayError
+from ..ir.expr import (
+    Call,
+    Clause,
+    Constant,
+    Constructor,
+    Expr,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    Match,
+    MetaRef,
+    Op,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
+
+_COMPOUND = (Call, Tuple, TupleGetItem, Function, Let, If, Match, RefCreate, RefRead, RefWrite)
+_KIND: dict[type, Any] = {k: k for k in _COMPOUND}
+for _atom in (Var, GlobalVar, Constant, Op, Constructor, MetaRef):
+    _KIND[_atom] = None
+
+
+_UNKNOWN = object()
+
+
+def _kind(t: type) -> Any:
+    """The compound node class ``t`` converts as, or None for atoms (and TempExprs)."""
+    try:
+        return _KIND[t]
+    except KeyError:
+        k = next((base for base in t.__mro__ if base in _COMPOUND), None)
+        _KIND[t] = k
+        return k
+
+
+# Let values that may hold a closure referring to the let's own variable (recursion).
+_MAY_RECURSE = frozenset((Function, Let, If, Match))
+
+
+def _opaque(fn: Function) -> bool:
+    """Fused kernels and external functions keep their bodies (TVM skips them too)."""
+    attrs = fn.attrs
+    return bool(attrs.get("Primitive", 0)) or "Compiler" in attrs
+
+
+def _kids(node: Expr, k: type) -> tuple:
+    if k is Call:
+        return (*node.args, node.op)
+    if k is Tuple:
+        return node.fields
+    if k is TupleGetItem:
+        return (node.tuple_value,)
+    if k is Let:
+        return (node.value, node.body)
+    if k is Function:
+        return () if _opaque(node) else (node.body,)
+    if k is If:
+        return (node.cond, node.true_branch, node.false_branch)
+    if k is Match:
+        return (node.data, *(c.rhs for c in node.clauses))
+    if k is RefCreate:
+        return (node.value,)
+    if k is RefRead:
+        return (node.ref,)
+    if k is RefWrite:
+        return (node.ref, node.value)
+    return ()
+
+
+def to_a_normal_form(expr: Expr) -> Expr:
+    """``expr`` in A-normal form (see the module docstring for where values are bound).
+
+    A Function keeps its parameters and attributes and gets an A-normal-form body; any
+    other expression is converted as a whole.  Pure: ``expr`` is not modified, and nodes
+    that need no change are reused.
+
+    >>> x = relay.var("x", shape=(2, 3))
+    >>> y = relay.log(x)
+    >>> print(to_a_normal_form(relay.Function([x], relay.add(y, y))).astext())
+    #[version = "0.0.5"]
+    fn (%x: Tensor[(2, 3), float32]) {
+      let %x1 = log(%x);
+      let %x2 = add(%x1, %x1);
+      %x2
+    }
+    """
+    from ..syntax.printer import paused_gc
+
+    with paused_gc():
+        return _convert(expr)
+
+
+def _convert(expr: Expr) -> Expr:
+    if isinstance(expr, Function):
+        body = expr.body
+        if _kind(type(body)) is None:
+            return expr
+        new_body = _Converter(body).run()
+        new = Function(expr.params, new_body, expr.ret_type, expr.type_params, expr.attrs, span=expr.span)
+        if expr._checked_type is not None:
+            new.set_checked_type(expr._checked_type)
+        return new
+    if not isinstance(expr, Expr):
+        raise RelayError(f"to_a_normal_form expects a Relay expression, got {type(expr).__name__}")
+    if _kind(type(expr)) is None:
+        return expr
+    return _Converter(expr).run()
+
+
+class _Converter:
+    """One conversion: the scope tree, the placement of every node, the rebuilt program."""
+
+    def __init__(self, root: Expr) -> None:
+        self.root = root
+        self.parent = [-1]  # scope id -> parent scope id (0 is the root scope)
+        self.depth = [0]
+        self.scope_of: dict[Expr, int] = {root: 0}
+        self.subs: dict[Expr, tuple[int, ...]] = {}  # If / Function / Match -> child scopes
+        self.memo: dict[Expr, Expr] = {}  # converted node -> its atom
+        self.name_for: dict[Expr, Var] = {}  # value -> the let variable that binds it
+        self.lists: dict[int, list] = {}  # open scope -> its bindings so far
+        self.pending: dict[Var, int] = {}  # let var whose value converts -> its scope depth
+        self._assign_scopes()
+
+    # -- pass 1: scopes ----------------------------------------------------------------
+    def _new_scope(self, parent: int) -> int:
+        self.parent.append(parent)
+        self.depth.append(self.depth[parent] + 1)
+        return len(self.parent) - 1
+
+    def _lca(self, a: int, b: int) -> int:
+        parent, depth = self.parent, self.depth
+        while depth[a] > depth[b]:
+            a = parent[a]
+        while depth[b] > depth[a]:
+            b = parent[b]
+        while a != b:
+            a, b = parent[a], parent[b]
+        return a
+
+    def _assign_scopes(self) -> None:
+        kinds = _KIND
+        # Post order of the compound nodes (children before parents), iteratively: a
+        # node is pushed once to be expanded and, above its children, once more (in
+        # ``finish``) to be emitted after them.
+        order: list[Expr] = []
+        seen: set[Expr] = set()
+        stack: list[Expr] = [self.root]
+        finish: list[bool] = [False]
+        while stack:
+            node = stack.pop()
+            if finish.pop():
+                order.append(node)
+                continue
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.append(node)
+            finish.append(True)
+            k = kinds.get(type(node), _UNKNOWN)
+            if k is _UNKNOWN:
+                k = _kind(type(node))
+            for c in reversed(_kids(node, k)):
+                kc = kinds.get(type(c), _UNKNOWN)
+                if kc is None or c in seen:
+                    continue
+                if kc is _UNKNOWN and _kind(type(c)) is None:
+                    continue
+                stack.append(c)
+                finish.append(False)
+        # Reverse post order: a node comes after every node that uses it, so the LCA of
+        # its uses' scopes is complete when we reach it.
+        scope_of, subs, lca = self.scope_of, self.subs, self._lca
+
+        def use(child: Expr, scope: int) -> None:
+            if kinds.get(type(child), _UNKNOWN) is None or _kind(type(child)) is None:
+                return
+            old = scope_of.get(child)
+            scope_of[child] = scope if old is None or old == scope else lca(old, scope)
+
+        for node in reversed(order):
+            s = scope_of[node]
+            k = _kind(type(node))
+            if k is If:
+                a, b = self._new_scope(s), self._new_scope(s)
+                subs[node] = (a, b)
+                use(node.cond, s)
+                use(node.true_branch, a)
+                use(node.false_branch, b)
+            elif k is Function:
+                if not _opaque(node):
+                    a = self._new_scope(s)
+                    subs[node] = (a,)
+                    use(node.body, a)
+            elif k is Match:
+                use(node.data, s)
+                ids = tuple(self._new_scope(s) for _ in node.clauses)
+                subs[node] = ids
+                for clause, sid in zip(node.clauses, ids):
+                    use(clause.rhs, sid)
+            else:
+                # A let's value and body are evaluated in the let's own scope (its body
+                # is flattened into it); dataflow operands in the node's scope.
+                for c in _kids(node, k):
+                    if kinds.get(type(c), _UNKNOWN) is None:
+                        continue
+                    old = scope_of.get(c)
+                    if old is None or old == s:
+                        scope_of[c] = s
+                    elif _kind(type(c)) is not None:
+                        scope_of[c] = lca(old, s)
+
+    # -- pass 2: rebuild -----------------------------------------------------------------
+    def run(self) -> Expr:
+        self.lists[0] = bindings = []
+        atom = self._drive(self.root)
+        return self._wrap(bindings, atom)
+
+    def _drive(self, root: Expr) -> Expr:
+        """Convert ``root`` with generators on an explicit stack; returns its atom.
+
+        A generator yields a sub-expression and is resumed with that sub-expression's
+        atom; atoms and converted nodes are answered at once.
+        """
+        memo = self.memo
+        stack: list[tuple[Iterator, Expr]] = [(self._start(root), root)]
+        value: Any = None
+        while stack:
+            gen, node = stack[-1]
+            try:
+                child = gen.send(value)
+            except StopIteration as stop:
+                stack.pop()
+                value = memo[node] = stop.value
+                continue
+            value = memo.get(child)
+            if value is None:
+                if _kind(type(child)) is None:
+                    value = child
+                else:
+                    stack.append((self._start(child), child))
+        return value
+
+    def _start(self, node: Expr) -> Iterator:
+        k = _kind(type(node))
+        if k is Let:
+            return self._g_let(node)
+        if k is If:
+            return self._g_if(node)
+        if k is Function:
+            return self._g_function(node)
+        if k is Match:
+            return self._g_match(node)
+        return self._g_dataflow(node, k)
+
+    def _bind(self, node: Expr, value: Expr) -> Var:
+        """Bind the converted ``value`` of ``node`` in ``node``'s scope; its variable."""
+        var = self.name_for.pop(node, None)
+        ty = node._checked_type
+        if var is None:
+            var = Var("x", span=node.span)
+            if ty is not None:
+                var.set_checked_type(ty)  # a cache, so the printer can show it
+        if value is not node and ty is not None and value._checked_type is None:
+            value.set_checked_type(ty)
+        sid = self.scope_of[node]
+        if self.pending:
+            self._check_pending(node, value, sid)
+        self.lists[sid].append((var, value))
+        return var
+
+    def _check_pending(self, node: Expr, value: Expr, sid: int) -> None:
+        depth = self.depth[sid]
+        k = _kind(type(value))
+        operands = _kids(value, k) if k not in (If, Match, Function, Let) else ()
+        if k is If:
+            operands = (value.cond,)
+        elif k is Match:
+            operands = (value.data,)
+        for o in operands:
+            d = self.pending.get(o) if type(o) is Var else None
+            if d is not None and d >= depth:
+                raise RelayError(
+                    f"to_a_normal_form: a node using %{o.name_hint} is shared between the body "
+                    f"of the recursive function bound to %{o.name_hint} and the let that binds "
+                    "it; no single binding site can see both uses",
+                    node.span,
+                )
+
+    def _wrap(self, bindings: list, atom: Expr) -> Expr:
+        body = atom
+        ty = atom._checked_type
+        for var, value in reversed(bindings):
+            body = Let(var, value, body)
+            if ty is not None:
+                body.set_checked_type(ty)
+        return body
+
+    def _block(self, expr: Expr, sid: int):
+        """Convert ``expr`` as the whole of scope ``sid``; returns the let-wrapped result."""
+        bindings = self.lists[sid] = []
+        atom = yield expr
+        del self.lists[sid]
+        return self._wrap(bindings, atom)
+
+    def _g_dataflow(self, node: Expr, k: type):
+        memo, kinds = self.memo, _KIND
+        olds = _kids(node, k)  # a Call's are (*args, op): evaluation order
+        news = []
+        changed = False
+        for o in olds:
+            if kinds.get(type(o), _UNKNOWN) is None:
+                news.append(o)  # an atom: no round trip through the driver
+                continue
+            a = memo.get(o)
+            if a is None:
+                a = yield o
+            news.append(a)
+            changed = changed or a is not o
+        if not changed:
+            return self._bind(node, node)
+        span = node.span
+        if k is Call:
+            new = Call(news[-1], tuple(news[:-1]), node.attrs, node.type_args, span=span)
+        elif k is Tuple:
+            new = Tuple(tuple(news), span=span)
+        elif k is TupleGetItem:
+            new = TupleGetItem(news[0], node.index, span=span)
+        elif k is RefCreate:
+            new = RefCreate(news[0], span=span)
+        elif k is RefRead:
+            new = RefRead(news[0], span=span)
+        elif k is RefWrite:
+            new = RefWrite(news[0], news[1], span=span)
+        else:  # pragma: no cover - every compound kind is handled
+            raise RelayError(f"to_a_normal_form: cannot convert a {type(node).__name__}")
+        return self._bind(node, new)
+
+    def _g_if(self, node: If):
+        cond = yield node.cond
+        a, b = self.subs[node]
+        then = yield from self._block(node.true_branch, a)
+        other = yield from self._block(node.false_branch, b)
+        return self._bind(node, If(cond, then, other, span=node.span))
+
+    def _g_function(self, node: Function):
+        if node not in self.subs:  # opaque (Primitive / Compiler): kept as it is
+            return self._bind(node, node)
+        body = yield from self._block(node.body, self.subs[node][0])
+        new = Function(node.params, body, node.ret_type, node.type_params, node.attrs, span=node.span)
+        return self._bind(node, new)
+
+    def _g_match(self, node: Match):
+        data = yield node.data
+        clauses = []
+        for clause, sid in zip(node.clauses, self.subs[node]):
+            rhs = yield from self._block(clause.rhs, sid)
+            clauses.append(Clause(clause.lhs, rhs, span=clause.span))
+        return self._bind(node, Match(data, tuple(clauses), node.complete, span=node.span))
+
+    def _g_let(self, node: Let):
+        """A let chain, flattened into the scopes its lets are bound in; returns the
+        atom of its final body."""
+        memo, scope_of, pending, name_for = self.memo, self.scope_of, self.pending, self.name_for
+        chain = []
+        while True:
+            chain.append(node)
+            s = scope_of[node]
+            var, value = node.var, node.value
+            if _kind(type(value)) is None:
+                self._push(s, var, value)
+            else:
+                atom = memo.get(value)
+                if atom is None:
+                    if scope_of[value] == s and value not in name_for and type(value) is not Let:
+                        name_for[value] = var  # bind the value directly to the let's var
+                    if type(value) in _MAY_RECURSE:
+                        pending[var] = self.depth[s]
+                        atom = yield value
+                        del pending[var]
+                    else:
+                        atom = yield value
+                if atom is not var:
+                    self._push(s, var, atom)
+            body = node.body
+            if type(body) is Let and body not in memo:
+                node = body
+                continue
+            break
+        result = yield body
+        for inner in chain[1:]:
+            memo[inner] = result
+        return result
+
+    def _push(self, sid: int, var: Var, value: Expr) -> None:
+        self.lists[sid].append((var, value))
+
+
+__all__ = ["to_a_normal_form"]
