@@ -63,6 +63,8 @@ _LAZY: dict[str, str] = {
     "structural_equal": "ir.structural:structural_equal",
     "structural_hash": "ir.structural:structural_hash",
     "assert_structural_equal": "ir.structural:assert_structural_equal",
+    # evaluation
+    "create_executor": "eval.executor:create_executor",
     # subpackages used as namespaces, as in TVM
     "ir": "ir",
     "op": "op",

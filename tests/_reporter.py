@@ -23,7 +23,9 @@ class Reporter:
         while isinstance(t, IncompleteType) and t in self.solution:
             t = self.solution[t]
         if isinstance(t, TensorType):
-            shape = tuple(self.resolve(d) for d in t.shape) if isinstance(t.shape, tuple) else t.shape
+            shape = (
+                tuple(self.resolve(d) for d in t.shape) if isinstance(t.shape, tuple) else t.shape
+            )
             return TensorType(shape, self.resolve(t.dtype))
         if isinstance(t, TupleType):
             return TupleType(tuple(self.resolve(f) for f in t.fields))

@@ -42,6 +42,8 @@ def golden(request: pytest.FixtureRequest):
         if not path.exists():
             pytest.fail(f"missing golden file {path} (run pytest --update-golden to create it)")
         expected = path.read_text(encoding="utf-8")
-        assert actual == expected, f"output differs from {path} (pytest --update-golden rewrites it)"
+        assert actual == expected, (
+            f"output differs from {path} (pytest --update-golden rewrites it)"
+        )
 
     return check

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from relay_nb.errors import RelayError, RelayTypeError
+from relay_nb.errors import RelayTypeError
 from relay_nb.ir.adt import TypeData
 from relay_nb.ir.expr import (
     Call,
@@ -13,12 +15,10 @@ from relay_nb.ir.expr import (
     Constant,
     Constructor,
     Function,
-    GlobalVar,
     If,
     Let,
     Match,
     MetaRef,
-    Op,
     PatternConstructor,
     PatternTuple,
     PatternVar,
@@ -29,7 +29,6 @@ from relay_nb.ir.expr import (
     TempExpr,
     Tuple,
     TupleGetItem,
-    Var,
     const,
     var,
 )
@@ -50,7 +49,7 @@ from relay_nb.ir.ty import (
 )
 from relay_nb.op.registry import get_op, has_op, make_attrs, register_op
 from relay_nb.transform import InferType
-from relay_nb.typing.infer import check_type, infer_module, infer_type
+from relay_nb.typing.infer import check_type, infer_type
 from relay_nb.typing.relations import Relation, broadcast_comp_rel, broadcast_rel, identity_rel
 from relay_nb.typing.text import type_text
 
@@ -127,10 +126,11 @@ def test_pass_returns_new_module_and_metadata():
     new = InferType()(mod)
     assert new is not mod
     assert new["main"] is mod["main"]  # nodes are shared, not copied
-    assert InferType.info.name == "InferType"
-    assert InferType.info.opt_level == 0
-    assert tuple(InferType.info.required) == ()
-    assert InferType().info.name == "InferType"
+    info = InferType().info
+    assert (info.name, info.opt_level, info.required) == ("InferType", 0, ())
+    from relay_nb.transform.infra import Pass, get_pass
+
+    assert isinstance(InferType(), Pass) and isinstance(get_pass("InferType"), InferType)
     import relay_nb as relay
 
     assert relay.transform.InferType is InferType
@@ -171,7 +171,7 @@ def test_infer_type_on_expression_and_check_type():
     x = var("x", shape=(2,))
     assert infer_type(add(x, x)) == T(2)
     assert check_type(add(x, x), T(2)) == T(2)
-    assert check_type(add(x, x), TensorType((IncompleteType(Kind.ShapeVar), ), "float32")) == T(2)
+    assert check_type(add(x, x), TensorType((IncompleteType(Kind.ShapeVar),), "float32")) == T(2)
     with pytest.raises(RelayTypeError, match="expected type Tensor\\[\\(3\\), float32\\], found"):
         check_type(add(x, x), T(3))
 
@@ -216,7 +216,9 @@ def test_literal_defaults_and_limits():
     assert infer_type(add(lit(1), lit(2))) == T(dtype="int32")
     # a float literal cannot become an int
     i = var("i", "int32")
-    with pytest.raises(RelayTypeError, match="dtype mismatch: int32 vs float32 \\(a float literal\\)"):
+    with pytest.raises(
+        RelayTypeError, match="dtype mismatch: int32 vs float32 \\(a float literal\\)"
+    ):
         infer_type(add(i, lit(1.5)))
     # a literal can not become bool
     b = var("b", "bool")
@@ -364,7 +366,9 @@ def test_generalized_constraints_checked_at_each_call():
     f = mod.get_global_var("f")
     p, q = var("p", shape=(2, 3)), var("q", shape=(4, 3))
     mod.add("main", Function([p, q], Call(f, (p, q))))
-    with pytest.raises(RelayTypeError, match="@f: shapes \\(2, 3\\) and \\(4, 3\\) do not broadcast"):
+    with pytest.raises(
+        RelayTypeError, match="@f: shapes \\(2, 3\\) and \\(4, 3\\) do not broadcast"
+    ):
         InferType()(mod)
 
 
@@ -403,8 +407,12 @@ def test_mutual_recursion():
     n, m = var("n", "int32"), var("m", "int32")
     mod = IRModule()
     even, odd = mod.intern_global_var("even"), mod.intern_global_var("odd")
-    mod.add("even", Function([n], If(equal(n, const(0)), const(True), Call(odd, (sub(n, const(1)),)))))
-    mod.add("odd", Function([m], If(equal(m, const(0)), const(False), Call(even, (sub(m, const(1)),)))))
+    mod.add(
+        "even", Function([n], If(equal(n, const(0)), const(True), Call(odd, (sub(n, const(1)),))))
+    )
+    mod.add(
+        "odd", Function([m], If(equal(m, const(0)), const(False), Call(even, (sub(m, const(1)),))))
+    )
     new = InferType()(mod)
     assert new["even"].checked_type == FuncType((T(dtype="int32"),), T(dtype="bool"))
     assert new["odd"].checked_type == FuncType((T(dtype="int32"),), T(dtype="bool"))
@@ -431,7 +439,9 @@ def test_higher_order_and_polymorphic_values():
     g = var("g")
     mod.add(
         "main",
-        Function([], Let(g, ident, Tuple([Call(apply, (ident, const(3))), Call(g, (const(1.0),))]))),
+        Function(
+            [], Let(g, ident, Tuple([Call(apply, (ident, const(3))), Call(g, (const(1.0),))]))
+        ),
     )
     new = InferType()(mod)
     assert new["main"].checked_type.ret_type == TupleType((T(dtype="int32"), T()))
@@ -518,7 +528,10 @@ def test_list_length_and_map():
             Match(
                 l,
                 [
-                    Clause(PatternConstructor(cons, [PatternVar(h), PatternVar(t)]), add(const(1), Call(length, (t,)))),
+                    Clause(
+                        PatternConstructor(cons, [PatternVar(h), PatternVar(t)]),
+                        add(const(1), Call(length, (t,))),
+                    ),
                     Clause(PatternConstructor(nil, []), const(0)),
                 ],
             ),
@@ -533,7 +546,10 @@ def test_list_length_and_map():
             Match(
                 xs,
                 [
-                    Clause(PatternConstructor(cons, [PatternVar(y), PatternVar(ys)]), Call(cons, (Call(f, (y,)), Call(mp, (f, ys))))),
+                    Clause(
+                        PatternConstructor(cons, [PatternVar(y), PatternVar(ys)]),
+                        Call(cons, (Call(f, (y,)), Call(mp, (f, ys)))),
+                    ),
                     Clause(PatternConstructor(nil, []), Call(nil, ())),
                 ],
             ),
@@ -543,7 +559,9 @@ def test_list_length_and_map():
     v = var("v")
     mod.add(
         "main",
-        Function([], Tuple([Call(length, (lst,)), Call(mp, (Function([v], equal(v, const(1.5))), lst))])),
+        Function(
+            [], Tuple([Call(length, (lst,)), Call(mp, (Function([v], equal(v, const(1.5))), lst))])
+        ),
     )
     new = InferType()(mod)
     assert text(new["length"].checked_type) == "fn [A](List[A]) -> int32"
@@ -557,18 +575,37 @@ def test_nat_match_examples():
     tdata, z, s = make_nat()
     nat = TypeCall(tdata.header, ())
     v, n = var("v", nat), var("n")
-    dec = Function([v], Match(v, [Clause(PatternConstructor(z), Call(z, ())), Clause(PatternConstructor(s, [PatternVar(n)]), n)]), nat)
+    dec = Function(
+        [v],
+        Match(
+            v,
+            [
+                Clause(PatternConstructor(z), Call(z, ())),
+                Clause(PatternConstructor(s, [PatternVar(n)]), n),
+            ],
+        ),
+        nat,
+    )
     v2, n2 = var("v", nat), var("n")
     dec2 = Function(
         [v2],
-        Match(v2, [Clause(PatternConstructor(s, [PatternConstructor(s, [PatternVar(n2)])]), n2), Clause(PatternWildcard(), v2)]),
+        Match(
+            v2,
+            [
+                Clause(PatternConstructor(s, [PatternConstructor(s, [PatternVar(n2)])]), n2),
+                Clause(PatternWildcard(), v2),
+            ],
+        ),
         nat,
     )
     mod = IRModule()
     mod.add_type(tdata)
     mod.add("dec", dec)
     mod.add("dec2", dec2)
-    mod.add("main", Function([], Call(mod.get_global_var("dec2"), (Call(s, (Call(s, (Call(z, ()),)),)),))))
+    mod.add(
+        "main",
+        Function([], Call(mod.get_global_var("dec2"), (Call(s, (Call(s, (Call(z, ()),)),)),))),
+    )
     new = InferType()(mod)
     assert text(new["dec"].checked_type) == "fn (Nat[]) -> Nat[]"
     assert text(new["dec2"].checked_type) == "fn (Nat[]) -> Nat[]"
@@ -590,7 +627,10 @@ def test_tuple_patterns():
     a, b = var("a"), var("b")
     p = var("p", shape=(2,))
     q = var("q", "int32")
-    e = Function([p, q], Match(Tuple([p, q]), [Clause(PatternTuple([PatternVar(a), PatternVar(b)]), Tuple([b, a]))]))
+    e = Function(
+        [p, q],
+        Match(Tuple([p, q]), [Clause(PatternTuple([PatternVar(a), PatternVar(b)]), Tuple([b, a]))]),
+    )
     assert infer_type(e).ret_type == TupleType((T(dtype="int32"), T(2)))
 
 
@@ -608,7 +648,18 @@ def test_non_exhaustive_match_is_an_error_but_match_question_is_not():
     # nested: Cons(_, Nil) only
     mod.add(
         "single",
-        Function([xs], Match(xs, [Clause(PatternConstructor(cons, [PatternWildcard(), PatternConstructor(nil)]), const(1))])),
+        Function(
+            [xs],
+            Match(
+                xs,
+                [
+                    Clause(
+                        PatternConstructor(cons, [PatternWildcard(), PatternConstructor(nil)]),
+                        const(1),
+                    )
+                ],
+            ),
+        ),
     )
     with pytest.raises(RelayTypeError, match="Cons\\(_, Cons\\(_, _\\)\\), Nil"):
         InferType()(mod)
@@ -620,13 +671,17 @@ def test_non_exhaustive_match_is_an_error_but_match_question_is_not():
 def test_refs():
     # let %i = ref(1); let %a = ref_read(%i); let %u = ref_write(%i, 2); %a + ref_read(%i)
     i, a, u = var("i"), var("a"), var("u")
-    e = Let(i, RefCreate(lit(1)), Let(a, RefRead(i), Let(u, RefWrite(i, lit(2)), add(a, RefRead(i)))))
+    e = Let(
+        i, RefCreate(lit(1)), Let(a, RefRead(i), Let(u, RefWrite(i, lit(2)), add(a, RefRead(i))))
+    )
     assert infer_type(e) == T(dtype="int32")
     assert i.checked_type == RefType(T(dtype="int32"))
     assert u.checked_type == TupleType(())
     r = var("r")
     assert text(infer_type(Function([r], RefRead(r)))) == "fn [A](ref(A)) -> A"
-    with pytest.raises(RelayTypeError, match="ref_write: the reference holds int32 but the value has type float32"):
+    with pytest.raises(
+        RelayTypeError, match="ref_write: the reference holds int32 but the value has type float32"
+    ):
         infer_type(Let(i, RefCreate(const(1)), RefWrite(i, const(2.0))))
     with pytest.raises(RelayTypeError, match="ref_read expects a reference, found int32"):
         infer_type(RefRead(const(1)))
@@ -638,7 +693,9 @@ def test_refs():
 def test_meta_ref():
     m = MetaRef("relay.Constant", 0, T(64, 3))
     assert infer_type(add(m, m)) == T(64, 3)
-    with pytest.raises(RelayTypeError, match="meta\\[relay.Constant\\]\\[1\\] is missing from the meta table"):
+    with pytest.raises(
+        RelayTypeError, match="meta\\[relay.Constant\\]\\[1\\] is missing from the meta table"
+    ):
         infer_type(MetaRef("relay.Constant", 1))
 
 
@@ -650,13 +707,17 @@ def test_temp_expr_must_be_realized():
         def realize(self):
             return const(1)
 
-    with pytest.raises(RelayTypeError, match="Scaled is a pass-internal TempExpr: it must be realized"):
+    with pytest.raises(
+        RelayTypeError, match="Scaled is a pass-internal TempExpr: it must be realized"
+    ):
         infer_type(add(Scaled(), const(1)))
 
 
 def test_kind_errors():
     s = TypeVar("s", Kind.ShapeVar)
-    with pytest.raises(RelayTypeError, match="type variable s has kind Shape and cannot be used as a type"):
+    with pytest.raises(
+        RelayTypeError, match="type variable s has kind Shape and cannot be used as a type"
+    ):
         infer_type(Function([var("x", s)], var("x"), type_params=[s]))
     bt = TypeVar("bt", Kind.BaseType)
     with pytest.raises(RelayTypeError, match="type variable bt of kind BaseType used as a shape"):
@@ -681,7 +742,9 @@ def test_adt_definition_checked():
     mod = IRModule()
     mod.add_type(TypeData(lst, (a,), (ctor,)))
     mod.add("main", Function([], const(1)))
-    with pytest.raises(RelayTypeError, match="constructor Mk uses type variable B, which is not a parameter of Bad"):
+    with pytest.raises(
+        RelayTypeError, match="constructor Mk uses type variable B, which is not a parameter of Bad"
+    ):
         InferType()(mod)
 
 
@@ -702,7 +765,10 @@ def test_unsolvable_relation_with_known_inputs():
     never = Relation("Never", lambda types, n, attrs, reporter: False)
     register_op("test_infer.never", 1, type_rel=never, override=True)
     x = var("x", shape=(2,))
-    with pytest.raises(RelayTypeError, match="test_infer.never: the type relation Never cannot be solved for Tensor\\[\\(2\\), float32\\]"):
+    with pytest.raises(
+        RelayTypeError,
+        match="test_infer.never: the type relation Never cannot be solved for Tensor\\[\\(2\\), float32\\]",
+    ):
         infer_type(Function([x], Call(get_op("test_infer.never"), (x,))))
 
 
@@ -712,7 +778,9 @@ def test_buggy_relation_becomes_a_type_error():
 
     register_op("test_infer.boom", 1, type_rel=Relation("Boom", boom), override=True)
     x = var("x", shape=(2,))
-    with pytest.raises(RelayTypeError, match="test_infer.boom: type relation Boom failed: ValueError: oops"):
+    with pytest.raises(
+        RelayTypeError, match="test_infer.boom: type relation Boom failed: ValueError: oops"
+    ):
         infer_type(Function([x], Call(get_op("test_infer.boom"), (x,))))
 
 
@@ -730,3 +798,144 @@ def test_op_attrs_reach_the_relation():
     b = var("b", shape=(4,))
     call = Call(get_op("nn.bias_add"), (x, b), make_attrs("nn.bias_add", {"axis": 1}))
     assert infer_type(call) == T(1, 4, 5)
+
+
+def test_literal_in_generalized_function_stays_polymorphic():
+    # def @inc(%x) { %x + 1 }: the literal's dtype follows %x at each call
+    x = var("x")
+    mod = IRModule()
+    mod.add("inc", Function([x], add(x, lit(1))))
+    inc = mod.get_global_var("inc")
+    f, i = var("f", shape=(3,)), var("i", "int8")
+    mod.add("main", Function([f, i], Tuple([Call(inc, (f,)), Call(inc, (i,))])))
+    new = InferType()(mod)
+    assert text(new["inc"].checked_type) == "fn [A, B, C](A) -> B where Broadcast(A, C, B)"
+    assert new["main"].checked_type.ret_type == TupleType((T(3), T(dtype="int8")))
+    # a literal not tied to a parameter takes its default
+    mod.add("one", Function([], lit(1)))
+    assert text(InferType()(mod)["one"].checked_type) == "fn () -> int32"
+    # ... and so does an instance whose literal nothing constrains... (float literal into int: error)
+    mod.add("half", Function([x], add(x, lit(0.5))), update=True)
+    mod.add("main", Function([i], Call(mod.get_global_var("half"), (i,))), update=True)
+    with pytest.raises(
+        RelayTypeError, match="@half: dtype mismatch: int8 vs float32 \\(a float literal\\)"
+    ):
+        InferType()(mod)
+
+
+def where(*relations):
+    """Function attrs carrying ``where`` clauses, as the parser stores them."""
+    from relay_nb.ir.attrs import Attrs
+
+    return Attrs({"type_constraints": tuple(relations)}, "DictAttrs")
+
+
+def test_where_clause_on_a_monomorphic_function():
+    # fn(%x, %y) where Broadcast { add(%x, %y) }: the relation holds over (x, y, result)
+    x, y = var("x"), var("y")
+    f = var("f")
+    fn = Function([x, y], add(x, y), attrs=where(TypeRelation(broadcast_rel, (), 2)))
+    p, q = var("p", shape=(2, 3)), var("q", shape=(3,))
+    assert infer_type(Function([p, q], Let(f, fn, Call(f, (p, q))))).ret_type == T(2, 3)
+    # on a definition whose types are known, the clause is checked right there
+    a, b = var("a", shape=(2, 3)), var("b", shape=(4, 3))
+    with pytest.raises(
+        RelayTypeError, match="where Broadcast: shapes \\(2, 3\\) and \\(4, 3\\) do not broadcast"
+    ):
+        infer_type(Function([a, b], a, attrs=where(TypeRelation(broadcast_rel, (), 2))))
+
+
+def test_where_clause_on_a_global_becomes_part_of_its_type():
+    x, y = var("x"), var("y")
+    mod = IRModule()
+    mod.add("f", Function([x, y], x, attrs=where(TypeRelation(broadcast_rel, (), 2))))
+    new = InferType()(mod)
+    assert text(new["f"].checked_type) == "fn [A, B](A, B) -> A where Broadcast(A, B, A)"
+    p, q = var("p", shape=(2, 3)), var("q", shape=(5,))
+    mod.add("main", Function([p, q], Call(mod.get_global_var("f"), (p, q))))
+    with pytest.raises(RelayTypeError, match="@f: shapes \\(2, 3\\) and \\(5,\\) do not broadcast"):
+        InferType()(mod)
+
+
+def test_where_clause_of_a_polymorphic_function_is_assumed_in_its_body():
+    a, b, c = TypeVar("A"), TypeVar("B"), TypeVar("C")
+    x, y = var("x", a), var("y", b)
+    rel = TypeRelation(broadcast_rel, (a, b, c), 2)
+    poly = Function([x, y], add(x, y), c, [a, b, c], attrs=where(rel))
+    mod = IRModule()
+    mod.add("plus", poly)
+    g = var("g")
+    a2, b2, c2 = TypeVar("A"), TypeVar("B"), TypeVar("C")
+    x2, y2 = var("x", a2), var("y", b2)
+    local = Function(
+        [x2, y2],
+        add(x2, y2),
+        c2,
+        [a2, b2, c2],
+        attrs=where(TypeRelation(broadcast_rel, (a2, b2, c2), 2)),
+    )
+    p, q = var("p", shape=(2, 3)), var("q", shape=(3,))
+    mod.add(
+        "main",
+        Function(
+            [p, q],
+            Let(g, local, Tuple([Call(mod.get_global_var("plus"), (p, q)), Call(g, (q, p))])),
+        ),
+    )
+    new = InferType()(mod)
+    assert text(new["plus"].checked_type) == "fn [A, B, C](A, B) -> C where Broadcast(A, B, C)"
+    assert new["main"].checked_type.ret_type == TupleType((T(2, 3), T(2, 3)))
+    # without the clause, add on two arbitrary types cannot be justified in a local function
+    a3, b3, c3 = TypeVar("A"), TypeVar("B"), TypeVar("C")
+    x3, y3 = var("x", a3), var("y", b3)
+    bare = Function([x3, y3], add(x3, y3), c3, [a3, b3, c3])
+    with pytest.raises(
+        RelayTypeError,
+        match="add: the type relation Broadcast cannot be solved for the polymorphic types A, B",
+    ):
+        infer_type(Function([p, q], Let(g, bare, Call(g, (p, q)))))
+
+
+_shapes = st.lists(st.sampled_from([1, 2, 3]), min_size=0, max_size=3).map(tuple)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_shapes, min_size=1, max_size=5), st.data())
+def test_broadcast_chains_agree_with_numpy(shapes, data):
+    params = [var(f"p{i}", shape=s) for i, s in enumerate(shapes)]
+    e = params[0]
+    expected = shapes[0]
+    ok = True
+    for p, s in zip(params[1:], shapes[1:]):
+        name = data.draw(st.sampled_from(["add", "multiply", "subtract"]))
+        e = Call(op(name), (e, p))
+        try:
+            expected = np.broadcast_shapes(expected, s)
+        except ValueError:
+            ok = False
+    if ok:
+        assert infer_type(Function(params, e)).ret_type == T(*expected)
+    else:
+        with pytest.raises(RelayTypeError, match="do not broadcast"):
+            infer_type(Function(params, e))
+    # the same program with unannotated parameters, called with the shapes: same answer
+    untyped = [var(f"q{i}") for i in range(len(shapes))]
+    body = untyped[0]
+    for q, call in zip(untyped[1:], _calls(e)):
+        body = Call(call.op, (body, q))
+    mod = IRModule()
+    mod.add("f", Function(untyped, body))
+    mod.add("main", Function(params, Call(mod.get_global_var("f"), tuple(params))))
+    if ok:
+        assert InferType()(mod)["main"].checked_type.ret_type == T(*expected)
+    else:
+        with pytest.raises(RelayTypeError, match="@f: shapes .* do not broadcast"):
+            InferType()(mod)
+
+
+def _calls(e):
+    out = []
+    while isinstance(e, Call):
+        out.append(e)
+        e = e.args[0]
+    return list(reversed(out))

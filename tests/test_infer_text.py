@@ -98,7 +98,9 @@ def @main() {
 
 
 def test_seed_fact_with_tensors_is_rejected_for_its_non_scalar_condition():
-    with pytest.raises(RelayTypeError, match="if condition must be bool, found Tensor\\[\\(10, 10\\), bool\\]"):
+    with pytest.raises(
+        RelayTypeError, match="if condition must be bool, found Tensor\\[\\(10, 10\\), bool\\]"
+    ):
         typecheck(
             """
 def @main() {
@@ -242,7 +244,9 @@ def test_error_points_at_source_line_and_column():
   add(%x, %y)
 }
 """
-    with pytest.raises(RelayTypeError, match="add: shapes \\(2, 3\\) and \\(4, 3\\) do not broadcast") as info:
+    with pytest.raises(
+        RelayTypeError, match="add: shapes \\(2, 3\\) and \\(4, 3\\) do not broadcast"
+    ) as info:
         typecheck(src)
     err = info.value
     assert err.line == 3  # the header is line 1
@@ -254,13 +258,25 @@ def test_error_points_at_source_line_and_column():
 @pytest.mark.parametrize(
     "src, message",
     [
-        ("def @main(%x: float32, %y: int32) { add(%x, %y) }", "add: dtype mismatch: float32 vs int32"),
+        (
+            "def @main(%x: float32, %y: int32) { add(%x, %y) }",
+            "add: dtype mismatch: float32 vs int32",
+        ),
         ("def @f(%a, %b) { %a }\ndef @main() { @f(1, 2, 3) }", "@f expects 2 arguments, got 3"),
         ("def @main() { (1, 2).3 }", "tuple index 3 out of range for a 2-tuple"),
-        ("def @main(%x: Tensor[(2), float32]) { %x(1) }", "cannot call a value of type Tensor\\[\\(2\\), float32\\]"),
+        (
+            "def @main(%x: Tensor[(2), float32]) { %x(1) }",
+            "cannot call a value of type Tensor\\[\\(2\\), float32\\]",
+        ),
         ("def @main() { if (1) { 2 } else { 3 } }", "if condition must be bool, found int32"),
-        ("def @main(%i: int32) -> float32 { %i }", "function declared to return float32 but its body has type int32"),
-        ("def @main(%x: float32) -> int32 { %x }", "function declared to return int32 but its body has type float32"),
+        (
+            "def @main(%i: int32) -> float32 { %i }",
+            "function declared to return float32 but its body has type int32",
+        ),
+        (
+            "def @main(%x: float32) -> int32 { %x }",
+            "function declared to return int32 but its body has type float32",
+        ),
         (
             "type List[A] { Cons(A, List[A]), Nil, }\ndef @main() { Cons(1, 2) }",
             "constructor Cons expects field 1 of type List\\[A\\], found int32",
@@ -271,3 +287,43 @@ def test_error_messages(src, message):
     with pytest.raises(RelayTypeError, match=message) as info:
         typecheck(src)
     assert info.value.span is not None
+
+
+def test_where_clause_in_text():
+    mod = typecheck(
+        """
+def @main(%p: Tensor[(2, 3), float32], %q: Tensor[(3), float32]) {
+  let %f = fn(%x, %y) where Broadcast { add(%x, %y) };
+  %f(%p, %q)
+}
+""",
+        pseudo=True,
+    )
+    assert mod["main"].checked_type.ret_type == T(2, 3)
+
+
+def test_literal_in_unannotated_global_follows_the_argument():
+    mod = typecheck(
+        """
+def @inc(%x) { %x + 1 }
+
+def @main(%a: Tensor[(2), float32], %b: int8) {
+  (@inc(%a), @inc(%b))
+}
+"""
+    )
+    assert mod["main"].checked_type.ret_type == TupleType((T(2), T(dtype="int8")))
+
+
+def test_seed_polymorphism_pseudo_syntax():
+    mod = typecheck(
+        """
+def @main(%v: Tensor[(2, 7), int8]) {
+  let %id = fn<t : Type>(%x : t) -> t { %x };
+  let %keep = fn<s : Shape, bt : BaseType>(%x : Tensor[s, bt]) { %x };
+  (%id(True), %keep(%v))
+}
+""",
+        pseudo=True,
+    )
+    assert mod["main"].checked_type.ret_type == TupleType((T(dtype="bool"), T(2, 7, dtype="int8")))

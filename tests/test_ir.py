@@ -191,7 +191,6 @@ def test_types_are_values_typevars_identities():
     assert relay.TensorType((2, 3)).concrete_shape == (2, 3)
 
 
-@pytest.mark.xfail(reason="relay_nb/__init__.py imports typing.Any, which shadows the lazy relay.Any")
 def test_relay_any_is_the_dynamic_dimension():
     assert relay.Any is AnyDim
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -22,7 +24,12 @@ def x():
 def test_binary_builders(name):
     a, b = relay.var("a", shape=(2,)), relay.var("b", shape=(2,))
     call = getattr(relay, name)(a, b)
-    assert isinstance(call, Call) and call.op is get_op(name) and call.args == (a, b) and call.attrs is None
+    assert (
+        isinstance(call, Call)
+        and call.op is get_op(name)
+        and call.args == (a, b)
+        and call.attrs is None
+    )
 
 
 @pytest.mark.parametrize("name", [n for n, _ in UNARY_OPS + PREDICATE_OPS])
@@ -34,14 +41,22 @@ def test_unary_builders(name):
 
 
 def test_builder_arity_is_checked():
-    with pytest.raises(TypeError, match=r"add\(\) takes 2 arguments \(lhs, rhs\), got 1"):
+    with pytest.raises(TypeError, match=r"add\(lhs, rhs\): missing a required argument: 'rhs'"):
         relay.add(relay.var("a"))
+    a, b = relay.var("a"), relay.var("b")
+    assert relay.subtract(rhs=b, lhs=a).args == (a, b)  # keywords, as in TVM
+    assert str(inspect.signature(relay.add)) == "(lhs, rhs)"
 
 
 def test_python_numbers_become_literals():
     a = relay.var("a", shape=(2,))
     two = relay.multiply(a, 2).args[1]
-    assert isinstance(two, Constant) and two.is_literal and two.data.dtype == np.int32 and two.data.item() == 2
+    assert (
+        isinstance(two, Constant)
+        and two.is_literal
+        and two.data.dtype == np.int32
+        and two.data.item() == 2
+    )
     half = relay.add(a, 0.5).args[1]
     assert half.is_literal and half.data.dtype == np.float32
     arr = relay.add(a, np.ones(2, "float16")).args[1]
@@ -78,7 +93,9 @@ def test_pool_and_other_nn_builders(x):
     padded = relay.nn.pad(x, ((0, 0), (0, 0), (1, 1), (2, 2)))
     assert padded.attrs.pad_width == ((0, 0), (0, 0), (1, 1), (2, 2)) and padded.args[1].is_literal
     assert relay.nn.upsampling(x, 2, 2).attrs.scale_h == 2.0
-    assert set(relay.nn.__all__) <= set(dir(relay.nn)) and all(callable(getattr(relay.nn, n)) for n in relay.nn.__all__)
+    assert set(relay.nn.__all__) <= set(dir(relay.nn)) and all(
+        callable(getattr(relay.nn, n)) for n in relay.nn.__all__
+    )
 
 
 def test_split_returns_a_tuple_wrapper(x):
@@ -96,7 +113,9 @@ def test_batch_norm_and_dropout_tuples(x):
     c = relay.var("c", shape=(3,))
     bn = relay.nn.batch_norm(x, c, c, c, c, epsilon=1e-3)
     assert isinstance(bn, TupleWrapper) and len(bn) == 3
-    assert bn[0].tuple_value.op is get_op("nn.batch_norm") and bn[0].tuple_value.attrs.epsilon == 1e-3
+    assert (
+        bn[0].tuple_value.op is get_op("nn.batch_norm") and bn[0].tuple_value.attrs.epsilon == 1e-3
+    )
     d = relay.nn.dropout(x, rate=0.1)
     assert isinstance(d, TupleGetItem) and d.index == 0 and d.tuple_value.op is get_op("nn.dropout")
     assert relay.nn.dropout_raw(x).op is get_op("nn.dropout")
@@ -108,7 +127,9 @@ def test_reduce_builders(x):
     assert relay.mean(x).attrs.axis is None
     assert relay.argmax(x, axis=1).attrs.type_key == "relay.attrs.ArgReduceAttrs"
     v = relay.variance(x, axis=1, unbiased=True)
-    assert v.op is get_op("variance") and v.args[1].op is get_op("mean") and v.args[1].attrs.keepdims
+    assert (
+        v.op is get_op("variance") and v.args[1].op is get_op("mean") and v.args[1].attrs.keepdims
+    )
     s = relay.std(x, axis=1)
     assert s.op is get_op("sqrt") and s.args[0].op is get_op("variance")
     mv = relay.mean_variance(x, axis=1)
@@ -142,7 +163,9 @@ def test_creation_builders():
     f = relay.full(1.5, (2,), "float16")
     assert f.args[0].is_literal and f.attrs.dtype == "float16"
     r = relay.arange(5)
-    assert [a.data.item() for a in r.args] == [0, 5, 1] and all(a.data.dtype == np.float32 for a in r.args)
+    assert [a.data.item() for a in r.args] == [0, 5, 1] and all(
+        a.data.dtype == np.float32 for a in r.args
+    )
     assert (r.attrs.start, r.attrs.stop, r.attrs.step, r.attrs.dtype) == (0, 5, 1, "float32")
     r2 = relay.arange(relay.const(1, "int32"), relay.const(7, "int32"), 2, dtype="int32")
     assert (r2.attrs.start, r2.attrs.stop, r2.attrs.step) == (1, 7, 2)

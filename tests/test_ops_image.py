@@ -17,13 +17,19 @@ except ImportError:
 
 def test_resize2d_shapes():
     assert infer("image.resize2d", T((1, 3, 32, 32)), size=[64, 48]) == T((1, 3, 64, 48))
-    assert infer("image.resize2d", T((1, 32, 32, 3)), size=[16, 16], layout="NHWC") == T((1, 16, 16, 3))
-    assert infer("image.resize2d", T((Any, 3, 8, 8)), size=[4, 4], out_dtype="float16") == T((Any, 3, 4, 4), "float16")
+    assert infer("image.resize2d", T((1, 32, 32, 3)), size=[16, 16], layout="NHWC") == T(
+        (1, 16, 16, 3)
+    )
+    assert infer("image.resize2d", T((Any, 3, 8, 8)), size=[4, 4], out_dtype="float16") == T(
+        (Any, 3, 4, 4), "float16"
+    )
     assert get_op("image.resize2d").get_attr("TOpPattern") == OpPattern.INJECTIVE
 
 
 def test_resize2d_errors():
-    with pytest.raises(RelayTypeError, match="resize2d: method must be one of nearest_neighbor, linear, cubic"):
+    with pytest.raises(
+        RelayTypeError, match="resize2d: method must be one of nearest_neighbor, linear, cubic"
+    ):
         infer("image.resize2d", T((1, 3, 8, 8)), size=[4, 4], method="bilinear")
     with pytest.raises(RelayTypeError, match="resize2d: size must be given"):
         infer("image.resize2d", T((1, 3, 8, 8)))

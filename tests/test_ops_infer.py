@@ -105,18 +105,34 @@ def test_unannotated_parameter_is_generalized_not_an_error():
 @pytest.mark.parametrize(
     "build,message",
     [
-        (lambda: relay.add(relay.var("x", shape=(2, 3)), relay.var("y", shape=(4, 3))),
-         r"add: shapes \(2, 3\) and \(4, 3\) do not broadcast"),
-        (lambda: relay.nn.conv2d(relay.var("x", shape=(1, 3, 8, 8)), relay.var("w", shape=(8, 4, 3, 3))),
-         r"nn.conv2d: input channels 3 do not match weight's 4 \(groups=1\)"),
-        (lambda: relay.sum(relay.var("x", shape=(2, 3)), axis=3),
-         "sum: axis 3 is out of range for a rank-2 tensor"),
-        (lambda: relay.reshape(relay.var("x", shape=(2, 3)), (4, 2)),
-         r"reshape: cannot reshape 6 elements into \(4, 2\)"),
-        (lambda: relay.nn.dense(relay.var("x", shape=(1, 5)), relay.var("w", shape=(3, 4))),
-         "nn.dense: the input's last dimension 5 does not match the weight's 4"),
-        (lambda: relay.multiply(relay.var("x", shape=(2,)), relay.var("y", shape=(2,), dtype="int32")),
-         "multiply: .*float32.*int32|multiply: .*int32.*float32"),
+        (
+            lambda: relay.add(relay.var("x", shape=(2, 3)), relay.var("y", shape=(4, 3))),
+            r"add: shapes \(2, 3\) and \(4, 3\) do not broadcast",
+        ),
+        (
+            lambda: relay.nn.conv2d(
+                relay.var("x", shape=(1, 3, 8, 8)), relay.var("w", shape=(8, 4, 3, 3))
+            ),
+            r"nn.conv2d: input channels 3 do not match weight's 4 \(groups=1\)",
+        ),
+        (
+            lambda: relay.sum(relay.var("x", shape=(2, 3)), axis=3),
+            "sum: axis 3 is out of range for a rank-2 tensor",
+        ),
+        (
+            lambda: relay.reshape(relay.var("x", shape=(2, 3)), (4, 2)),
+            r"reshape: cannot reshape 6 elements into \(4, 2\)",
+        ),
+        (
+            lambda: relay.nn.dense(relay.var("x", shape=(1, 5)), relay.var("w", shape=(3, 4))),
+            "nn.dense: the input's last dimension 5 does not match the weight's 4",
+        ),
+        (
+            lambda: relay.multiply(
+                relay.var("x", shape=(2,)), relay.var("y", shape=(2,), dtype="int32")
+            ),
+            "multiply: .*float32.*int32|multiply: .*int32.*float32",
+        ),
     ],
 )
 def test_errors_name_the_op(build, message):
@@ -165,14 +181,20 @@ def test_tvm_style_text_types():
 
 def test_attribute_errors_in_text_point_at_the_call():
     parser = _parser()
-    with pytest.raises(relay.RelayError, match="unknown attribute stride; did you mean strides?") as info:
-        parser.parse_expr("fn (%x: Tensor[(1, 3, 8, 8), float32], %w) { nn.conv2d(%x, %w, stride=[1, 1]) }")
+    with pytest.raises(
+        relay.RelayError, match="unknown attribute stride; did you mean strides?"
+    ) as info:
+        parser.parse_expr(
+            "fn (%x: Tensor[(1, 3, 8, 8), float32], %w) { nn.conv2d(%x, %w, stride=[1, 1]) }"
+        )
     assert info.value.span is not None
 
 
 def test_type_errors_in_text_name_op_and_line():
     text = '#[version = "0.0.5"]\ndef @main(%x: Tensor[(2, 3), float32]) {\n  reshape(%x, newshape=[4, 2])\n}\n'
-    with pytest.raises(RelayTypeError, match=r"reshape: cannot reshape 6 elements into \(4, 2\)") as info:
+    with pytest.raises(
+        RelayTypeError, match=r"reshape: cannot reshape 6 elements into \(4, 2\)"
+    ) as info:
         infer_type.InferType()(_parser().parse(text))
     assert info.value.line == 3
 
@@ -181,15 +203,28 @@ def _roundtrip_cases():
     x = relay.var("x", shape=(1, 3, 8, 8))
     c = [relay.var(n, shape=(3,)) for n in "abcd"]
     return [
-        relay.arange(5), relay.arange(relay.const(1.0), relay.const(4.0)), relay.image.resize2d(x, (4, 4)),
-        relay.nn.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), relay.strided_slice(x, [0], [1]),
-        relay.split(x, [1, 2], axis=1).astuple(), relay.split(x, 3, axis=1).astuple(),
-        relay.sum(x, axis=[1, 2], keepdims=True), relay.clip(x, 0, 6), relay.cast(x, "int8"),
-        relay.zeros((2,), "float32"), relay.nn.dropout(x), relay.nn.batch_norm(x, *c)[0],
+        relay.arange(5),
+        relay.arange(relay.const(1.0), relay.const(4.0)),
+        relay.image.resize2d(x, (4, 4)),
+        relay.nn.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))),
+        relay.strided_slice(x, [0], [1]),
+        relay.split(x, [1, 2], axis=1).astuple(),
+        relay.split(x, 3, axis=1).astuple(),
+        relay.sum(x, axis=[1, 2], keepdims=True),
+        relay.clip(x, 0, 6),
+        relay.cast(x, "int8"),
+        relay.zeros((2,), "float32"),
+        relay.nn.dropout(x),
+        relay.nn.batch_norm(x, *c)[0],
         relay.nn.conv2d_transpose(x, relay.var("w", shape=(3, 2, 2, 2)), strides=2),
-        relay.take(x, relay.const([0], "int32"), axis=1), relay.variance(x, axis=1), relay.nn.upsampling(x, 2, 2),
-        relay.layout_transform(x, "NCHW", "NCHW1c"), relay.nn.adaptive_avg_pool2d(x, 1),
-        relay.where(relay.greater(x, 0), x, 0), relay.full(1.5, (2,), "float32"), relay.nn.leaky_relu(x),
+        relay.take(x, relay.const([0], "int32"), axis=1),
+        relay.variance(x, axis=1),
+        relay.nn.upsampling(x, 2, 2),
+        relay.layout_transform(x, "NCHW", "NCHW1c"),
+        relay.nn.adaptive_avg_pool2d(x, 1),
+        relay.where(relay.greater(x, 0), x, 0),
+        relay.full(1.5, (2,), "float32"),
+        relay.nn.leaky_relu(x),
     ]
 
 
@@ -197,7 +232,9 @@ def _roundtrip_cases():
 def test_builder_programs_print_and_parse_back(index):
     parser = _parser()
     expr = _roundtrip_cases()[index]
-    m1 = infer_type.InferType()(relay.IRModule.from_expr(relay.Function(list(_free_vars(expr)), expr)))
+    m1 = infer_type.InferType()(
+        relay.IRModule.from_expr(relay.Function(list(_free_vars(expr)), expr))
+    )
     m2 = infer_type.InferType()(parser.parse(m1.astext()))
     assert relay.structural_equal(m1["main"], m2["main"], map_free_vars=True)
     assert m1["main"].checked_type == m2["main"].checked_type

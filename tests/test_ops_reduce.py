@@ -24,7 +24,10 @@ REDUCE = ["sum", "mean", "max", "min", "prod"]
 def shape_and_axes(draw):
     shape = draw(hnp.array_shapes(min_dims=1, max_dims=4, max_side=4))
     rank = len(shape)
-    axes = draw(st.none() | st.lists(st.integers(-rank, rank - 1), unique_by=lambda a: a % rank, max_size=rank))
+    axes = draw(
+        st.none()
+        | st.lists(st.integers(-rank, rank - 1), unique_by=lambda a: a % rank, max_size=rank)
+    )
     return shape, axes
 
 
@@ -39,7 +42,9 @@ def numpy_reduced_shape(shape, axes, keepdims, exclude):
     return np.sum(np.zeros(shape), axis=reduced, keepdims=keepdims).shape
 
 
-@given(case=shape_and_axes(), keepdims=st.booleans(), exclude=st.booleans(), op=st.sampled_from(REDUCE))
+@given(
+    case=shape_and_axes(), keepdims=st.booleans(), exclude=st.booleans(), op=st.sampled_from(REDUCE)
+)
 def test_reduce_shapes_match_numpy(case, keepdims, exclude, op):
     shape, axes = case
     out = infer(op, T(shape, "int32"), axis=axes, keepdims=keepdims, exclude=exclude)
@@ -92,5 +97,7 @@ def test_variance():
     data, mean = T((2, 3, 4)), T((2, 1, 4))
     assert infer("variance", data, mean, axis=[1]) == T((2, 4))
     assert infer("variance", data, mean, axis=[1], keepdims=True, unbiased=True) == T((2, 1, 4))
-    with pytest.raises(RelayTypeError, match=r"mean's shape \(5,\) does not broadcast to the data's \(2, 3, 4\)"):
+    with pytest.raises(
+        RelayTypeError, match=r"mean's shape \(5,\) does not broadcast to the data's \(2, 3, 4\)"
+    ):
         infer("variance", data, T((5,)), axis=[1])

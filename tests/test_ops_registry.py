@@ -29,17 +29,99 @@ try:
 except ImportError:
     from _reporter import T, infer
 
-REQUIRED = """
-add subtract multiply divide floor_divide mod floor_mod power maximum minimum equal not_equal
-less less_equal greater greater_equal logical_and logical_or logical_not logical_xor negative abs
-exp log sqrt rsqrt sigmoid tanh erf floor ceil round trunc sign clip cast where zeros ones full
-zeros_like ones_like full_like arange sum mean max min prod argmax argmin variance reshape
-transpose squeeze expand_dims concatenate split stack take strided_slice broadcast_to tile repeat
-reverse layout_transform copy nn.relu nn.leaky_relu nn.prelu nn.softmax nn.log_softmax nn.dense
-nn.matmul nn.batch_matmul nn.bias_add nn.conv2d nn.conv2d_transpose nn.conv3d nn.max_pool2d
-nn.avg_pool2d nn.global_avg_pool2d nn.global_max_pool2d nn.adaptive_avg_pool2d nn.batch_norm
-nn.layer_norm nn.dropout nn.pad nn.batch_flatten nn.upsampling image.resize2d
-""".split()
+REQUIRED = [
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "floor_divide",
+    "mod",
+    "floor_mod",
+    "power",
+    "maximum",
+    "minimum",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+    "logical_xor",
+    "negative",
+    "abs",
+    "exp",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "sigmoid",
+    "tanh",
+    "erf",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+    "clip",
+    "cast",
+    "where",
+    "zeros",
+    "ones",
+    "full",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "arange",
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "prod",
+    "argmax",
+    "argmin",
+    "variance",
+    "reshape",
+    "transpose",
+    "squeeze",
+    "expand_dims",
+    "concatenate",
+    "split",
+    "stack",
+    "take",
+    "strided_slice",
+    "broadcast_to",
+    "tile",
+    "repeat",
+    "reverse",
+    "layout_transform",
+    "copy",
+    "nn.relu",
+    "nn.leaky_relu",
+    "nn.prelu",
+    "nn.softmax",
+    "nn.log_softmax",
+    "nn.dense",
+    "nn.matmul",
+    "nn.batch_matmul",
+    "nn.bias_add",
+    "nn.conv2d",
+    "nn.conv2d_transpose",
+    "nn.conv3d",
+    "nn.max_pool2d",
+    "nn.avg_pool2d",
+    "nn.global_avg_pool2d",
+    "nn.global_max_pool2d",
+    "nn.adaptive_avg_pool2d",
+    "nn.batch_norm",
+    "nn.layer_norm",
+    "nn.dropout",
+    "nn.pad",
+    "nn.batch_flatten",
+    "nn.upsampling",
+    "image.resize2d",
+]
 
 
 def test_every_required_op_is_registered():
@@ -47,7 +129,9 @@ def test_every_required_op_is_registered():
     assert not missing
 
 
-@pytest.mark.parametrize("name", sorted(set(REQUIRED) | {n for n in list_ops() if not n.startswith("test.")}))
+@pytest.mark.parametrize(
+    "name", sorted(set(REQUIRED) | {n for n in list_ops() if not n.startswith("test.")})
+)
 def test_every_op_has_its_columns(name):
     op = get_op(name)
     n = op.get_attr("num_inputs")
@@ -66,8 +150,15 @@ def test_conv2d_attrs_defaults_are_tvms():
     attrs = make_attrs("nn.conv2d")
     assert attrs.type_key == "relay.attrs.Conv2DAttrs"
     assert dict(attrs) == {
-        "strides": (1, 1), "padding": (0, 0), "dilation": (1, 1), "groups": 1, "channels": None,
-        "kernel_size": None, "data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "",
+        "strides": (1, 1),
+        "padding": (0, 0),
+        "dilation": (1, 1),
+        "groups": 1,
+        "channels": None,
+        "kernel_size": None,
+        "data_layout": "NCHW",
+        "kernel_layout": "OIHW",
+        "out_layout": "",
         "out_dtype": "",
     }
 
@@ -76,19 +167,37 @@ def test_conv2d_attrs_defaults_are_tvms():
     "op,type_key,defaults",
     [
         ("sum", "relay.attrs.ReduceAttrs", {"axis": None, "keepdims": False, "exclude": False}),
-        ("argmax", "relay.attrs.ArgReduceAttrs",
-         {"axis": None, "keepdims": False, "select_last_index": False, "exclude": False}),
-        ("nn.batch_matmul", "relay.attrs.BatchMatmulAttrs",
-         {"out_dtype": "", "transpose_a": False, "transpose_b": True}),
+        (
+            "argmax",
+            "relay.attrs.ArgReduceAttrs",
+            {"axis": None, "keepdims": False, "select_last_index": False, "exclude": False},
+        ),
+        (
+            "nn.batch_matmul",
+            "relay.attrs.BatchMatmulAttrs",
+            {"out_dtype": "", "transpose_a": False, "transpose_b": True},
+        ),
         ("nn.dense", "relay.attrs.DenseAttrs", {"units": None, "out_dtype": ""}),
         ("nn.bias_add", "relay.attrs.BiasAddAttrs", {"axis": 1}),
         ("nn.softmax", "relay.attrs.SoftmaxAttrs", {"axis": -1}),
-        ("nn.batch_norm", "relay.attrs.BatchNormAttrs", {"axis": 1, "epsilon": 1e-5, "center": True, "scale": True}),
-        ("nn.layer_norm", "relay.attrs.LayerNormAttrs", {"axis": -1, "epsilon": 1e-5, "center": True, "scale": True}),
+        (
+            "nn.batch_norm",
+            "relay.attrs.BatchNormAttrs",
+            {"axis": 1, "epsilon": 1e-5, "center": True, "scale": True},
+        ),
+        (
+            "nn.layer_norm",
+            "relay.attrs.LayerNormAttrs",
+            {"axis": -1, "epsilon": 1e-5, "center": True, "scale": True},
+        ),
         ("nn.dropout", "relay.attrs.DropoutAttrs", {"rate": 0.5}),
         ("nn.leaky_relu", "relay.attrs.LeakyReluAttrs", {"alpha": 0.25}),
         ("concatenate", "relay.attrs.ConcatenateAttrs", {"axis": 0}),
-        ("nn.global_avg_pool2d", "relay.attrs.GlobalPool2DAttrs", {"layout": "NCHW", "out_layout": ""}),
+        (
+            "nn.global_avg_pool2d",
+            "relay.attrs.GlobalPool2DAttrs",
+            {"layout": "NCHW", "out_layout": ""},
+        ),
     ],
 )
 def test_attr_defaults(op, type_key, defaults):
@@ -103,11 +212,21 @@ def test_conv2d_transpose_kernel_layout_is_iohw():
 
 def test_max_pool2d_field_order_is_tvms():
     attrs = make_attrs("nn.max_pool2d", {"pool_size": [3, 3]})
-    assert list(attrs) == ["pool_size", "strides", "dilation", "padding", "layout", "out_layout", "ceil_mode"]
+    assert list(attrs) == [
+        "pool_size",
+        "strides",
+        "dilation",
+        "padding",
+        "layout",
+        "out_layout",
+        "ceil_mode",
+    ]
 
 
 def test_unknown_attribute_suggests_the_close_name():
-    with pytest.raises(AttrError, match="nn.conv2d: unknown attribute stride; did you mean strides?"):
+    with pytest.raises(
+        AttrError, match="nn.conv2d: unknown attribute stride; did you mean strides?"
+    ):
         make_attrs("nn.conv2d", {"stride": [2, 2]})
 
 
@@ -137,7 +256,9 @@ def test_printer_sees_only_non_default_attrs_in_schema_order():
     x, w = relay.var("x", shape=(1, 3, 8, 8)), relay.var("w")
     call = relay.nn.conv2d(x, w, padding=1, channels=4, kernel_size=3)
     assert non_default_attrs(call.op, call.attrs) == [
-        ("padding", (1, 1, 1, 1)), ("channels", 4), ("kernel_size", (3, 3)),
+        ("padding", (1, 1, 1, 1)),
+        ("channels", 4),
+        ("kernel_size", (3, 3)),
     ]
 
 
@@ -151,11 +272,25 @@ def outer_rel(inputs, attrs, reporter):
 
 
 def register_user_ops():
-    register_op("test.square", 1, type_rel=identity_rel, pattern=OpPattern.ELEMWISE,
-                doc="Square each element.", arg_names=("data",), override=True)
-    register_op("test.outer", 2, type_rel=outer_rel,
-                attrs=AttrSchema("relay.attrs.TestOuterAttrs", (AttrField("scale", "float", 1.0),)),
-                pattern=OpPattern.INJECTIVE, doc="Outer product.", arg_names=("a", "b"), override=True)
+    register_op(
+        "test.square",
+        1,
+        type_rel=identity_rel,
+        pattern=OpPattern.ELEMWISE,
+        doc="Square each element.",
+        arg_names=("data",),
+        override=True,
+    )
+    register_op(
+        "test.outer",
+        2,
+        type_rel=outer_rel,
+        attrs=AttrSchema("relay.attrs.TestOuterAttrs", (AttrField("scale", "float", 1.0),)),
+        pattern=OpPattern.INJECTIVE,
+        doc="Outer product.",
+        arg_names=("a", "b"),
+        override=True,
+    )
 
 
 def test_user_registered_op_builds_and_types():
@@ -192,7 +327,9 @@ def test_unknown_op_suggests_a_name():
         get_op("nn.conv2")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("relay_nb.syntax.parser") is None, reason="parser not available")
+@pytest.mark.skipif(
+    importlib.util.find_spec("relay_nb.syntax.parser") is None, reason="parser not available"
+)
 def test_user_op_in_text():
     from relay_nb.syntax.parser import parse_expr
 

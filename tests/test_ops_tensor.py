@@ -133,11 +133,14 @@ def test_full_needs_a_scalar_fill_value():
 
 
 @pytest.mark.parametrize(
-    "start,stop,step", [(0, 5, 1), (0.0, 1.0, 0.25), (2, 11, 3), (10, 0, -2), (0, 0.5, 1), (5, 0, 1)]
+    "start,stop,step",
+    [(0, 5, 1), (0.0, 1.0, 0.25), (2, 11, 3), (10, 0, -2), (0, 0.5, 1), (5, 0, 1)],
 )
 def test_arange_length_matches_numpy(start, stop, step):
     scalar = T(())
-    out = infer("arange", scalar, scalar, scalar, start=start, stop=stop, step=step, dtype="float32")
+    out = infer(
+        "arange", scalar, scalar, scalar, start=start, stop=stop, step=step, dtype="float32"
+    )
     assert out == T((len(np.arange(start, stop, step)),))
 
 

@@ -56,7 +56,9 @@ def test_reshape_with_minus_one_matches_numpy(shape, data):
     divisors = [d for d in range(1, size + 1) if size % d == 0]
     first = data.draw(st.sampled_from(divisors))
     newshape = data.draw(st.sampled_from([(first, -1), (-1, first), (first, size // first)]))
-    assert infer("reshape", T(shape), newshape=newshape) == T(np.zeros(shape).reshape(newshape).shape)
+    assert infer("reshape", T(shape), newshape=newshape) == T(
+        np.zeros(shape).reshape(newshape).shape
+    )
 
 
 def test_reshape_errors():
@@ -83,7 +85,9 @@ def test_reshape_dynamic_and_allowzero():
 
 
 def test_reshape_like():
-    assert infer("reshape_like", T((1, 2, 3, 4)), T((6, 2, 2, 3)), lhs_begin=1, rhs_end=3) == T((1, 6, 2, 2))
+    assert infer("reshape_like", T((1, 2, 3, 4)), T((6, 2, 2, 3)), lhs_begin=1, rhs_end=3) == T(
+        (1, 6, 2, 2)
+    )
     assert infer("reshape_like", T((2, 3)), T((3, 2))) == T((3, 2))
     with pytest.raises(RelayTypeError, match="cannot reshape 6 elements"):
         infer("reshape_like", T((2, 3)), T((4,)))
@@ -154,7 +158,10 @@ def test_concatenate_matches_numpy(base, data):
 def test_concatenate_errors_and_dynamic():
     tup = TupleType((T((2, 3)), T((2, 4))))
     assert infer("concatenate", tup, axis=1) == T((2, 7))
-    with pytest.raises(RelayTypeError, match=r"field 1 has shape \(2, 4\), which does not match field 0's \(2, 3\) outside axis 0"):
+    with pytest.raises(
+        RelayTypeError,
+        match=r"field 1 has shape \(2, 4\), which does not match field 0's \(2, 3\) outside axis 0",
+    ):
         infer("concatenate", tup, axis=0)
     with pytest.raises(RelayTypeError, match="data must be a tuple of tensors"):
         infer("concatenate", T((2, 3)))
@@ -194,7 +201,9 @@ def test_split_matches_numpy(shape, data):
 
 
 def test_split_errors_and_dynamic():
-    with pytest.raises(RelayTypeError, match="dimension 7 of axis 0 cannot be split into 2 equal sections"):
+    with pytest.raises(
+        RelayTypeError, match="dimension 7 of axis 0 cannot be split into 2 equal sections"
+    ):
         infer("split", T((7,)), indices_or_sections=2)
     with pytest.raises(RelayTypeError, match="strictly increasing"):
         infer("split", T((7,)), indices_or_sections=[3, 2])
@@ -281,7 +290,9 @@ def test_tile_matches_numpy(shape, reps):
 @given(shape=shapes, repeats=st.integers(1, 3), data=st.data())
 def test_repeat_matches_numpy(shape, repeats, data):
     axis = data.draw(st.integers(-len(shape), len(shape) - 1))
-    assert infer("repeat", T(shape), repeats=repeats, axis=axis) == T(np_shape(np.repeat, shape, repeats, axis))
+    assert infer("repeat", T(shape), repeats=repeats, axis=axis) == T(
+        np_shape(np.repeat, shape, repeats, axis)
+    )
 
 
 def test_tile_repeat_errors_and_dynamic():
@@ -336,11 +347,19 @@ def test_shape_of():
 @pytest.mark.parametrize(
     "op,pattern",
     [
-        ("reshape", OpPattern.INJECTIVE), ("transpose", OpPattern.INJECTIVE), ("squeeze", OpPattern.INJECTIVE),
-        ("expand_dims", OpPattern.BROADCAST), ("concatenate", OpPattern.INJECTIVE),
-        ("split", OpPattern.INJECTIVE), ("stack", OpPattern.INJECTIVE), ("take", OpPattern.INJECTIVE),
-        ("strided_slice", OpPattern.INJECTIVE), ("broadcast_to", OpPattern.BROADCAST),
-        ("tile", OpPattern.BROADCAST), ("repeat", OpPattern.BROADCAST), ("reverse", OpPattern.INJECTIVE),
+        ("reshape", OpPattern.INJECTIVE),
+        ("transpose", OpPattern.INJECTIVE),
+        ("squeeze", OpPattern.INJECTIVE),
+        ("expand_dims", OpPattern.BROADCAST),
+        ("concatenate", OpPattern.INJECTIVE),
+        ("split", OpPattern.INJECTIVE),
+        ("stack", OpPattern.INJECTIVE),
+        ("take", OpPattern.INJECTIVE),
+        ("strided_slice", OpPattern.INJECTIVE),
+        ("broadcast_to", OpPattern.BROADCAST),
+        ("tile", OpPattern.BROADCAST),
+        ("repeat", OpPattern.BROADCAST),
+        ("reverse", OpPattern.INJECTIVE),
         ("layout_transform", OpPattern.INJECTIVE),
     ],
 )

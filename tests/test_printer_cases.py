@@ -165,7 +165,10 @@ def all_node_kinds():
     length = mod.intern_global_var("length")
     l, t = relay.var("l", TypeCall(lst, (ta,))), relay.var("t")
     arms = (
-        Clause(PatternConstructor(cons, (PatternWildcard(), PatternVar(t))), relay.add(relay.const(1), Call(length, (t,)))),
+        Clause(
+            PatternConstructor(cons, (PatternWildcard(), PatternVar(t))),
+            relay.add(relay.const(1), Call(length, (t,))),
+        ),
         Clause(PatternConstructor(nil), relay.const(0)),
     )
     mod[length] = Function((l,), Match(l, arms), relay.scalar_type("int32"), (ta,))
@@ -179,7 +182,9 @@ def all_node_kinds():
     # def @swap[A, B](%p: Pair[A, B]) -> Pair[B, A]: constructor pattern and call.
     sa, sb = TypeVar("A"), TypeVar("B")
     p, pa_, pb_ = relay.var("p", TypeCall(pair, (sa, sb))), relay.var("a"), relay.var("b")
-    swap_arm = Clause(PatternConstructor(mkpair, (PatternVar(pa_), PatternVar(pb_))), Call(mkpair, (pb_, pa_)))
+    swap_arm = Clause(
+        PatternConstructor(mkpair, (PatternVar(pa_), PatternVar(pb_))), Call(mkpair, (pb_, pa_))
+    )
     mod["swap"] = Function((p,), Match(p, (swap_arm,)), TypeCall(pair, (sb, sa)), (sa, sb))
 
     # def @refs(): references.
@@ -190,7 +195,15 @@ def all_node_kinds():
     # def @main: tuples, projections, nested and tuple patterns, closures, type params,
     # function attributes, calls of a global, a local function, a constructor.
     x = f32("x")
-    tt = relay.var("t", TupleType((relay.scalar_type("float32"), TupleType((relay.scalar_type("float32"), relay.scalar_type("bool"))))))
+    tt = relay.var(
+        "t",
+        TupleType(
+            (
+                relay.scalar_type("float32"),
+                TupleType((relay.scalar_type("float32"), relay.scalar_type("bool"))),
+            )
+        ),
+    )
     inner = TupleGetItem(TupleGetItem(tt, 1), 0)  # %t.1.0: the inner projection is hoisted
     one_list = Call(cons, (x, Call(nil, ())))
     two_list = Call(cons, (inner, one_list))
@@ -198,7 +211,13 @@ def all_node_kinds():
     nested = Match(
         two_list,
         (
-            Clause(PatternConstructor(cons, (PatternVar(q), PatternConstructor(cons, (PatternVar(w), PatternWildcard())))), relay.add(q, w)),
+            Clause(
+                PatternConstructor(
+                    cons,
+                    (PatternVar(q), PatternConstructor(cons, (PatternVar(w), PatternWildcard()))),
+                ),
+                relay.add(q, w),
+            ),
             Clause(PatternWildcard(), x),
         ),
     )
@@ -207,7 +226,10 @@ def all_node_kinds():
     ident = Function((v,), v, ta2, (ta2,), Attrs({"Inline": 1, "Composite": "id"}))
     idv = relay.var("id")
     ea, eb = f32("e"), f32("f")
-    tup_match = Match(Tuple((x, x)), (Clause(PatternTuple((PatternVar(ea), PatternVar(eb))), relay.multiply(ea, eb)),))
+    tup_match = Match(
+        Tuple((x, x)),
+        (Clause(PatternTuple((PatternVar(ea), PatternVar(eb))), relay.multiply(ea, eb)),),
+    )
     g = f32("g")
     one_tuple = Match(Tuple((x,)), (Clause(PatternTuple((PatternVar(g),)), g),))
     main_body = Let(
@@ -233,20 +255,39 @@ def all_node_kinds():
 def hoisted_let_and_match():
     """A let or a match where TVM's grammar wants an infix expression: parenthesised."""
     mod = IRModule()
-    lst, cons, nil = _list_adt(mod)
+    lst, cons, _ = _list_adt(mod)
     x = f32("x")
     xs = relay.var("xs", TypeCall(lst, (relay.scalar_type("float32"),)))
     a, b, c = f32("a"), relay.var("b"), f32("c")
     h, m = relay.var("h"), relay.var("m")
 
     def head_or(default):
-        return Match(xs, (Clause(PatternConstructor(cons, (PatternVar(h) if default is None else PatternWildcard(), PatternWildcard())), h if default is None else default), Clause(PatternWildcard(), x)))
+        return Match(
+            xs,
+            (
+                Clause(
+                    PatternConstructor(
+                        cons,
+                        (
+                            PatternVar(h) if default is None else PatternWildcard(),
+                            PatternWildcard(),
+                        ),
+                    ),
+                    h if default is None else default,
+                ),
+                Clause(PatternWildcard(), x),
+            ),
+        )
 
     let_arg = Let(a, relay.log(x), a)  # a let as a call argument: hoisted %0 = (...)
     let_val = Let(c, relay.exp(x), c)  # a let as a let value: let %b = (...)
     match_val = head_or(None)  # a match as a let value: let %m = (match ...)
     match_arg = head_or(relay.const(0.0))  # a match as an argument: %N = (match ...)
-    body = Let(b, let_val, Let(m, match_val, relay.multiply(relay.add(let_arg, b), relay.add(match_arg, m))))
+    body = Let(
+        b,
+        let_val,
+        Let(m, match_val, relay.multiply(relay.add(let_arg, b), relay.add(match_arg, m))),
+    )
     mod["main"] = Function((x, xs), body)
     return mod
 
@@ -305,7 +346,16 @@ def names():
     mod["first"] = Function((x1,), x1)
     user_x1 = f32("x1")  # a user name that collides with a generated one
     mod["second"] = Function((x2, user_x1), relay.add(x2, user_x1))
-    odd = [f32(""), f32("_"), f32("1"), f32("layer1.weight"), f32("a-b c"), f32("gpu_0/conv_w"), f32("é"), f32("a//b")]
+    odd = [
+        f32(""),
+        f32("_"),
+        f32("1"),
+        f32("layer1.weight"),
+        f32("a-b c"),
+        f32("gpu_0/conv_w"),
+        f32("é"),
+        f32("a//b"),
+    ]
     body = odd[0]
     for v in odd[1:]:
         body = relay.add(body, v)
@@ -324,7 +374,11 @@ def attributes():
     tr = relay.transpose(cast, axes=(0, 2, 3, 1))
     s = relay.sum(tr, axis=(1, 2), keepdims=True)
     lrelu = relay.nn.leaky_relu(s, alpha=0.2)
-    body = Function((data, w), lrelu, attrs=Attrs({"Primitive": 1, "global_symbol": "fused_conv", "relay.reshape_only": 0}))
+    body = Function(
+        (data, w),
+        lrelu,
+        attrs=Attrs({"Primitive": 1, "global_symbol": "fused_conv", "relay.reshape_only": 0}),
+    )
     return body
 
 
@@ -361,7 +415,9 @@ def typed_module():
     x = relay.var("x", shape=(2, 3))
     y = relay.var("y", shape=(3,))
     v = relay.var("v")
-    body = Let(v, relay.add(x, y), relay.Tuple((relay.exp(v), relay.sum(v, axis=1), relay.const(2.0))))
+    body = Let(
+        v, relay.add(x, y), relay.Tuple((relay.exp(v), relay.sum(v, axis=1), relay.const(2.0)))
+    )
     mod["main"] = Function((x, y), TupleGetItem(body, 1))
     from relay_nb.transform.infer_type import InferType
 

@@ -44,7 +44,11 @@ def read_input(path: Path):
     text = path.read_text(encoding="utf-8")
     first = text.split("\n", 1)[0]
     flags = first.split(":", 1)[1].split() if first.startswith("// printer:") else []
-    obj = parse_expr(text, source_name=path.name) if "expr" in flags else parse(text, source_name=path.name)
+    obj = (
+        parse_expr(text, source_name=path.name)
+        if "expr" in flags
+        else parse(text, source_name=path.name)
+    )
     if "infer" in flags:
         from relay_nb.transform.infer_type import InferType
 

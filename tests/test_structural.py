@@ -35,6 +35,7 @@ from relay_nb.ir.expr import (
     TupleGetItem,
     Var,
 )
+from relay_nb.ir.functor import post_order
 from relay_nb.ir.module import IRModule
 from relay_nb.ir.span import Source, Span
 from relay_nb.ir.structural import (
@@ -612,6 +613,10 @@ def test_random_programs_equal_modulo_names_and_sharing(recipe):
     assert structural_equal(tree, dag)
     assert structural_hash(dag) == structural_hash(tree)
     assert structural_hash(dag, map_free_vars=True) == structural_hash(tree, map_free_vars=True)
+    # without the enclosing function %p is free: equal only when free vars may be mapped
+    assert structural_equal(dag.body, tree.body, map_free_vars=True)
+    assert structural_hash(dag.body, map_free_vars=True) == structural_hash(tree.body, map_free_vars=True)
+    assert not structural_equal(dag.body, tree.body) or dag.params[0] not in list(post_order(dag.body))
 
 
 @settings(max_examples=150, deadline=None)

@@ -8,7 +8,18 @@ from hypothesis import strategies as st
 
 from relay_nb.errors import RelayTypeError
 from relay_nb.ir.adt import TypeData
-from relay_nb.ir.expr import Clause, Constructor, Function, Match, PatternConstructor, PatternTuple, PatternVar, PatternWildcard, Call, var
+from relay_nb.ir.expr import (
+    Clause,
+    Constructor,
+    Function,
+    Match,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    Call,
+    var,
+)
 from relay_nb.ir.module import IRModule
 from relay_nb.ir.ty import (
     Any,
@@ -26,7 +37,7 @@ from relay_nb.ir.ty import (
 from relay_nb.typing.exhaustive import unmatched_cases
 from relay_nb.typing.infer import global_sccs
 from relay_nb.typing.kinds import check_kinds
-from relay_nb.typing.relations import Relation, broadcast_rel
+from relay_nb.typing.relations import broadcast_rel
 from relay_nb.typing.solver import TypeSolver
 from relay_nb.typing.text import type_text
 from relay_nb.typing.unify import UnifyError, Unifier, is_ground, literal_fits, subst
@@ -134,7 +145,11 @@ def test_literal_dtypes():
     with pytest.raises(UnifyError, match="dtype mismatch: int8 vs float32 \\(a float literal\\)"):
         u.unify(TensorType((), lit_f), T(dtype="int8"))
     # two literals merge; the float default wins; a plain unknown takes the literal
-    l1, l2, plain = u.literal_dtype("int32"), u.literal_dtype("float32"), IncompleteType(Kind.BaseType)
+    l1, l2, plain = (
+        u.literal_dtype("int32"),
+        u.literal_dtype("float32"),
+        IncompleteType(Kind.BaseType),
+    )
     u.unify_dtype(l1, l2)
     u.unify_dtype(plain, l1)
     r = u.find(plain)
@@ -150,7 +165,10 @@ def test_subst_and_ground():
     assert is_ground(out) and not is_ground(TupleType((IncompleteType(),)))
 
 
-@given(st.lists(st.integers(0, 4), min_size=0, max_size=4), st.lists(st.integers(0, 4), min_size=0, max_size=4))
+@given(
+    st.lists(st.integers(0, 4), min_size=0, max_size=4),
+    st.lists(st.integers(0, 4), min_size=0, max_size=4),
+)
 def test_unify_tensor_types_agrees_with_equality(s1, s2):
     u = Unifier()
     a, b = T(*s1), T(*s2)
@@ -238,12 +256,25 @@ def test_unmatched_cases():
 
     assert unmatched_cases(m(PatternWildcard()), mod) == []
     assert unmatched_cases(m(PatternConstructor(nil)), mod) == ["Cons(_, _)"]
-    assert unmatched_cases(m(PatternConstructor(nil), PatternConstructor(cons, [PatternVar(var("h")), PatternWildcard()])), mod) == []
-    assert unmatched_cases(m(PatternConstructor(cons, [PatternWildcard(), PatternConstructor(nil)])), mod) == [
+    assert (
+        unmatched_cases(
+            m(
+                PatternConstructor(nil),
+                PatternConstructor(cons, [PatternVar(var("h")), PatternWildcard()]),
+            ),
+            mod,
+        )
+        == []
+    )
+    assert unmatched_cases(
+        m(PatternConstructor(cons, [PatternWildcard(), PatternConstructor(nil)])), mod
+    ) == [
         "Cons(_, Cons(_, _))",
         "Nil",
     ]
-    assert unmatched_cases(m(PatternTuple([PatternConstructor(nil), PatternWildcard()])), mod) == ["(Cons(_, _), _)"]
+    assert unmatched_cases(m(PatternTuple([PatternConstructor(nil), PatternWildcard()])), mod) == [
+        "(Cons(_, _), _)"
+    ]
 
 
 # --- the call graph -------------------------------------------------------------------------

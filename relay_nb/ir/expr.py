@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     pass
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Expr:
     """Base of every Relay expression."""
 
@@ -51,6 +51,15 @@ class Expr:
         object.__setattr__(self, "_checked_type", ty)
 
     # -- text ------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        """A one-level summary (children shown by kind): safe on arbitrarily deep programs."""
+        parts = []
+        for f in dataclasses.fields(self):
+            if f.name in ("span", "_checked_type"):
+                continue
+            parts.append(f"{f.name}={_short(getattr(self, f.name))}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
     def astext(self, show_meta_data: bool = True, form: str = "graph", show_types: bool | None = None) -> str:
         """The program as Relay text (see :func:`relay_nb.syntax.printer.astext`)."""
         from ..syntax.printer import astext
@@ -173,7 +182,7 @@ class MetaRef(Expr):
         return f"MetaRef(meta[{self.type_key}][{self.index}])"
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Tuple(Expr):
     """``(a, b, ...)``."""
 
@@ -193,7 +202,7 @@ class Tuple(Expr):
         return self
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class TupleGetItem(Expr):
     """Projection ``t.index``."""
 
@@ -237,7 +246,7 @@ def _registered_op(name: str) -> "Op":
     return op
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Call(Expr):
     """``op(args..., attr=value, ...)`` — a call to an op, function, global or constructor."""
 
@@ -253,7 +262,7 @@ class Call(Expr):
             object.__setattr__(self, "type_args", tuple(self.type_args))
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Function(Expr):
     """``fn [T...](%p: T, ..., Attr=v) -> R { body }``; evaluates to a closure."""
 
@@ -280,7 +289,7 @@ class Function(Expr):
         return bool(self.attrs.get("Primitive", 0))
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Let(Expr):
     """``let %var = value; body``. The var is in scope in its own value (recursion)."""
 
@@ -289,7 +298,7 @@ class Let(Expr):
     body: Expr
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class If(Expr):
     """``if (cond) { true_branch } else { false_branch }``; cond is a 0-d bool."""
 
@@ -313,6 +322,11 @@ class Constructor(Expr):
     def __post_init__(self) -> None:
         if not isinstance(self.inputs, tuple):
             object.__setattr__(self, "inputs", tuple(self.inputs))
+
+    @property
+    def name(self) -> str:
+        """The constructor's name (``name_hint``), as values' ``.constructor.name``."""
+        return self.name_hint
 
     def __repr__(self) -> str:
         return f"Constructor({self.name_hint})"
@@ -373,7 +387,7 @@ class Clause:
     span: Optional[Span] = field(default=None, kw_only=True, repr=False)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Match(Expr):
     """``match (data) { clauses }``; ``complete=False`` is ``match?`` (may fail at run time)."""
 
@@ -389,21 +403,21 @@ class Match(Expr):
 # --- references --------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class RefCreate(Expr):
     """``ref(value)``: a new mutable cell."""
 
     value: Expr
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class RefRead(Expr):
     """``ref_read(ref)``."""
 
     ref: Expr
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class RefWrite(Expr):
     """``ref_write(ref, value)``; evaluates to ``()``."""
 
@@ -498,6 +512,22 @@ def _as_expr(value: Any) -> Expr:
     if type(value) is float:
         return Constant(np.asarray(value, "float32"), is_literal=True)
     return const(value)
+
+
+def _short(value: Any) -> str:
+    """Summary of a child for ``Expr.__repr__``: leaves in full, compound nodes by kind."""
+    if isinstance(value, (Var, GlobalVar, Constant, Op, Constructor, MetaRef)):
+        return repr(value)
+    if isinstance(value, Call) and isinstance(value.op, Op):
+        return f"Call({value.op.name}, ...)"
+    if isinstance(value, Expr):
+        return f"{type(value).__name__}(...)"
+    if isinstance(value, tuple):
+        inner = ", ".join(_short(v) for v in value[:4])
+        return f"({inner}{', ...' if len(value) > 4 else ''}{',' if len(value) == 1 else ''})"
+    if isinstance(value, Clause):
+        return "Clause(...)"
+    return repr(value)
 
 
 def with_fields(node: Any, **changes: Any) -> Any:

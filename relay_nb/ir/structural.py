@@ -28,6 +28,9 @@ variable, pattern variable *i*), a free variable by identity (or, with
 ``map_free_vars=True``, by order of first occurrence).  The hash is linear on DAGs (each
 node is hashed once) and depends on nothing but the program (and, for free variables
 without ``map_free_vars``, their identity).
+
+:func:`assert_structural_equal` and :func:`first_difference` say *where* two programs first
+differ, as a path such as ``@main.body.args[1].op`` with a short text of both sides.
 """
 
 from __future__ import annotations
@@ -52,7 +55,6 @@ from .expr import (
     Match,
     MetaRef,
     Op,
-    Pattern,
     PatternConstructor,
     PatternTuple,
     PatternVar,
@@ -720,13 +722,13 @@ class _Equal:
         while stack:
             role, l, r, path = pop()
             if role == _DEFVAR:
-                if type(l) is not Var or type(r) is not Var:
+                if not isinstance(l, Var) or not isinstance(r, Var):
                     return self.fail(path, l, r, "binder is not a variable on both sides")
                 self._bind(l, r)
                 push((_NODE, l.type_annotation, r.type_annotation, (path, ".type_annotation")))
                 continue
             if role == _DEFTV:
-                if type(l) is not TypeVar or type(r) is not TypeVar:
+                if not isinstance(l, TypeVar) or not isinstance(r, TypeVar):
                     return self.fail(path, l, r, "type binder is not a type variable on both sides")
                 if l.kind != r.kind:
                     return self.fail(path, l, r, f"type parameter kinds differ: {l.kind.name} vs {r.kind.name}")

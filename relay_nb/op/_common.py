@@ -8,8 +8,8 @@ from a dynamic one is ``Any``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any as PyAny
-from typing import Callable, Iterable, Optional
 
 import numpy as np
 
@@ -83,7 +83,7 @@ def broadcasts_to(shape: tuple, target: tuple) -> bool:
         return False
 
 
-def is_int_dtype(dtype: PyAny) -> Optional[bool]:
+def is_int_dtype(dtype: PyAny) -> bool | None:
     """True/False for a known dtype string, None when the dtype is still unknown."""
     if not isinstance(dtype, str):
         return None
@@ -119,12 +119,8 @@ def padding_pairs(padding: PyAny, n: int, what: str = "padding") -> list[tuple[i
     One value pads every side; ``n`` values pad both sides of each dim; ``2n`` values are
     all the befores then all the afters (``(top, left, bottom, right)`` in 2-d).
     """
-    pads = (padding,) if isinstance(padding, int) else tuple(padding)
-    if len(pads) == 1:
-        pads = pads * (2 * n)
-    elif len(pads) == n:
-        pads = pads + pads
-    elif len(pads) != 2 * n:
+    pads = pad_tuple(padding, n)
+    if len(pads) != 2 * n:
         raise RelayTypeError(f"{what} must have 1, {n} or {2 * n} values, got {list(pads)}")
     return [(pads[i], pads[i + n]) for i in range(n)]
 
@@ -145,8 +141,15 @@ def layout_axes(layout: str, letters: str, what: str = "layout") -> dict[str, in
 # --- relations --------------------------------------------------------------------------
 
 
-def register(name: str, num_inputs: int, rel: Relation, attrs: Optional[AttrSchema] = None,
-             pattern: OpPattern = OpPattern.OPAQUE, doc: str = "", arg_names: tuple = ()) -> PyAny:
+def register(
+    name: str,
+    num_inputs: int,
+    rel: Relation,
+    attrs: AttrSchema | None = None,
+    pattern: OpPattern = OpPattern.OPAQUE,
+    doc: str = "",
+    arg_names: tuple = (),
+) -> PyAny:
     """:func:`register_op` for the built-ins.
 
     The relation of an op with attributes sees the schema's defaults when a call has none
@@ -154,7 +157,9 @@ def register(name: str, num_inputs: int, rel: Relation, attrs: Optional[AttrSche
     """
     if attrs is not None:
         rel = _with_default_attrs(name, rel)
-    return register_op(name, num_inputs, rel, attrs=attrs, pattern=pattern, doc=doc, arg_names=arg_names)
+    return register_op(
+        name, num_inputs, rel, attrs=attrs, pattern=pattern, doc=doc, arg_names=arg_names
+    )
 
 
 def _with_default_attrs(op_name: str, rel: Relation) -> Relation:
@@ -167,7 +172,6 @@ def _with_default_attrs(op_name: str, rel: Relation) -> Relation:
         return rel(types, num_inputs, attrs, reporter)
 
     return Relation(rel.name, fn)
-
 
 
 def relation(name: str) -> Callable[[Callable[..., bool]], Relation]:
@@ -222,7 +226,7 @@ def call(op_name: str, *args: PyAny, **attrs: PyAny) -> Call:
     return Call(op, tuple(to_expr(a) for a in args), make_attrs(op, attrs))
 
 
-def ints(value: PyAny, n: Optional[int] = None) -> PyAny:
+def ints(value: PyAny, n: int | None = None) -> PyAny:
     """An int (repeated ``n`` times when given) or a sequence of ints, as a tuple."""
     if value is None:
         return None
@@ -242,26 +246,26 @@ def pad_tuple(padding: PyAny, n: int) -> tuple[int, ...]:
 
 
 __all__ = [
-    "schema",
-    "type_text",
-    "tensor",
-    "tensors_of_tuple",
-    "is_static",
-    "dim_text",
-    "product",
-    "same_dim",
-    "pick_dim",
-    "broadcasts_to",
-    "is_int_dtype",
-    "norm_axis",
     "as_tuple",
-    "padding_pairs",
+    "broadcasts_to",
+    "call",
+    "dim_text",
+    "ints",
+    "is_int_dtype",
+    "is_static",
     "layout_axes",
+    "norm_axis",
+    "out_dtype",
+    "pad_tuple",
+    "padding_pairs",
+    "pick_dim",
+    "product",
     "register",
     "relation",
-    "out_dtype",
+    "same_dim",
+    "schema",
+    "tensor",
+    "tensors_of_tuple",
     "to_expr",
-    "call",
-    "ints",
-    "pad_tuple",
+    "type_text",
 ]

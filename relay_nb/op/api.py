@@ -12,8 +12,9 @@ names.)
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from typing import Any as PyAny
-from typing import Callable
 
 import numpy as np
 
@@ -33,12 +34,20 @@ def _export(fn: Callable) -> Callable:
 
 
 def _make_builder(name: str, doc: str, params: tuple[str, ...]) -> Callable:
-    def build(*args: PyAny) -> Call:
-        if len(args) != len(params):
-            raise TypeError(f"{name}() takes {len(params)} arguments ({', '.join(params)}), got {len(args)}")
-        return call(name, *args)
+    """A builder ``name(lhs, rhs)`` / ``name(data)`` with a real signature (for help())."""
+    sig = inspect.Signature(
+        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params]
+    )
+
+    def build(*args: PyAny, **kwargs: PyAny) -> Call:
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{name}{sig}: {e}") from None
+        return call(name, *bound.args)
 
     build.__name__ = build.__qualname__ = name
+    build.__signature__ = sig
     build.__doc__ = f"{doc}\n\nBuilds ``{name}({', '.join(params)})``."
     return build
 
@@ -140,22 +149,38 @@ for _name in ("sum", "mean", "max", "min", "prod", "all", "any"):
 @_export
 def argmax(data, axis=None, keepdims=False, exclude=False, select_last_index=False) -> Call:
     """int32 indices of the maxima over ``axis``."""
-    return call("argmax", data, axis=_axis(axis), keepdims=keepdims, exclude=exclude,
-                select_last_index=select_last_index)
+    return call(
+        "argmax",
+        data,
+        axis=_axis(axis),
+        keepdims=keepdims,
+        exclude=exclude,
+        select_last_index=select_last_index,
+    )
 
 
 @_export
 def argmin(data, axis=None, keepdims=False, exclude=False, select_last_index=False) -> Call:
     """int32 indices of the minima over ``axis``."""
-    return call("argmin", data, axis=_axis(axis), keepdims=keepdims, exclude=exclude,
-                select_last_index=select_last_index)
+    return call(
+        "argmin",
+        data,
+        axis=_axis(axis),
+        keepdims=keepdims,
+        exclude=exclude,
+        select_last_index=select_last_index,
+    )
 
 
 @_export
-def variance(data, axis=None, keepdims=False, exclude=False, unbiased=False, with_mean=None) -> Call:
+def variance(
+    data, axis=None, keepdims=False, exclude=False, unbiased=False, with_mean=None
+) -> Call:
     """Variance over ``axis``: ``variance(data, mean(data, axis, keepdims=True))`` as in TVM."""
     m = globals()["mean"](data, axis, True, exclude) if with_mean is None else with_mean
-    return call("variance", data, m, axis=_axis(axis), keepdims=keepdims, exclude=exclude, unbiased=unbiased)
+    return call(
+        "variance", data, m, axis=_axis(axis), keepdims=keepdims, exclude=exclude, unbiased=unbiased
+    )
 
 
 @_export
@@ -196,8 +221,15 @@ def reshape(data, newshape, allowzero=False) -> Call:
 
 @_export
 def reshape_like(data, shape_like, lhs_begin=0, lhs_end=None, rhs_begin=0, rhs_end=None) -> Call:
-    return call("reshape_like", data, shape_like, lhs_begin=lhs_begin, lhs_end=lhs_end,
-                rhs_begin=rhs_begin, rhs_end=rhs_end)
+    return call(
+        "reshape_like",
+        data,
+        shape_like,
+        lhs_begin=lhs_begin,
+        lhs_end=lhs_end,
+        rhs_begin=rhs_begin,
+        rhs_end=rhs_end,
+    )
 
 
 @_export
@@ -248,8 +280,15 @@ def take(a, indices, axis=None, batch_dims=0, mode="clip") -> Call:
 @_export
 def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end") -> Call:
     """``data[begin:end:strides]`` per axis (``relay.strided_slice(x, [0, 1], [2, 3])``)."""
-    return call("strided_slice", data, begin=ints(begin), end=ints(end), strides=ints(strides or [1]),
-                slice_mode=slice_mode, axes=ints(axes))
+    return call(
+        "strided_slice",
+        data,
+        begin=ints(begin),
+        end=ints(end),
+        strides=ints(strides or [1]),
+        slice_mode=slice_mode,
+        axes=ints(axes),
+    )
 
 
 @_export

@@ -71,14 +71,22 @@ def variance_rel(inputs, attrs, reporter):
 
 
 _AXIS = ("axis", "optional_ints", None)
-REDUCE_ATTRS = schema("relay.attrs.ReduceAttrs", _AXIS, ("keepdims", "bool", False), ("exclude", "bool", False))
+REDUCE_ATTRS = schema(
+    "relay.attrs.ReduceAttrs", _AXIS, ("keepdims", "bool", False), ("exclude", "bool", False)
+)
 ARG_REDUCE_ATTRS = schema(
     "relay.attrs.ArgReduceAttrs",
-    _AXIS, ("keepdims", "bool", False), ("select_last_index", "bool", False), ("exclude", "bool", False),
+    _AXIS,
+    ("keepdims", "bool", False),
+    ("select_last_index", "bool", False),
+    ("exclude", "bool", False),
 )
 VARIANCE_ATTRS = schema(
     "relay.attrs.VarianceAttrs",
-    _AXIS, ("keepdims", "bool", False), ("exclude", "bool", False), ("unbiased", "bool", False),
+    _AXIS,
+    ("keepdims", "bool", False),
+    ("exclude", "bool", False),
+    ("unbiased", "bool", False),
 )
 
 REDUCE_OPS = [
@@ -89,19 +97,37 @@ REDUCE_OPS = [
     ("prod", reduce_rel, REDUCE_ATTRS, "The product of the elements over the given axes."),
     ("all", reduce_bool_rel, REDUCE_ATTRS, "Logical AND of a bool tensor over the given axes."),
     ("any", reduce_bool_rel, REDUCE_ATTRS, "Logical OR of a bool tensor over the given axes."),
-    ("argmax", arg_reduce_rel, ARG_REDUCE_ATTRS,
-     "The int32 index of the largest element over the given axes (the first one, or the "
-     "last with ``select_last_index``)."),
-    ("argmin", arg_reduce_rel, ARG_REDUCE_ATTRS,
-     "The int32 index of the smallest element over the given axes (the first one, or the "
-     "last with ``select_last_index``)."),
+    (
+        "argmax",
+        arg_reduce_rel,
+        ARG_REDUCE_ATTRS,
+        (
+            "The int32 index of the largest element over the given axes (the first one, or the "
+            "last with ``select_last_index``)."
+        ),
+    ),
+    (
+        "argmin",
+        arg_reduce_rel,
+        ARG_REDUCE_ATTRS,
+        (
+            "The int32 index of the smallest element over the given axes (the first one, or the "
+            "last with ``select_last_index``)."
+        ),
+    ),
 ]
 
 for _name, _rel, _attrs, _doc in REDUCE_OPS:
-    register(_name, 1, _rel, attrs=_attrs, pattern=OpPattern.COMM_REDUCE, doc=_doc, arg_names=("data",))
+    register(
+        _name, 1, _rel, attrs=_attrs, pattern=OpPattern.COMM_REDUCE, doc=_doc, arg_names=("data",)
+    )
 
 register(
-    "variance", 2, variance_rel, attrs=VARIANCE_ATTRS, pattern=OpPattern.COMM_REDUCE,
+    "variance",
+    2,
+    variance_rel,
+    attrs=VARIANCE_ATTRS,
+    pattern=OpPattern.COMM_REDUCE,
     arg_names=("data", "mean"),
     doc="The variance of ``data`` over the given axes, given its ``mean`` over them (kept "
     "dims); ``unbiased`` divides by ``N - 1``.  ``relay.variance`` computes the mean for you.",

@@ -195,60 +195,105 @@ PREDICATE_OPS = [
 INIT_ATTRS = schema("relay.attrs.InitOpAttrs", ("shape", "ints"), ("dtype", "dtype", ""))
 
 for _name, _doc in BINARY_OPS:
-    register(_name, 2, broadcast_rel, pattern=OpPattern.BROADCAST, doc=_doc, arg_names=("lhs", "rhs"))
+    register(
+        _name, 2, broadcast_rel, pattern=OpPattern.BROADCAST, doc=_doc, arg_names=("lhs", "rhs")
+    )
 for _name, _doc in COMPARISON_OPS:
-    register(_name, 2, broadcast_comp_rel, pattern=OpPattern.BROADCAST, doc=_doc, arg_names=("lhs", "rhs"))
+    register(
+        _name,
+        2,
+        broadcast_comp_rel,
+        pattern=OpPattern.BROADCAST,
+        doc=_doc,
+        arg_names=("lhs", "rhs"),
+    )
 for _name, _doc in UNARY_OPS:
     register(_name, 1, elemwise_rel, pattern=OpPattern.ELEMWISE, doc=_doc, arg_names=("data",))
 for _name, _doc in PREDICATE_OPS:
     register(_name, 1, elemwise_bool_rel, pattern=OpPattern.ELEMWISE, doc=_doc, arg_names=("data",))
 
 register(
-    "clip", 1, elemwise_rel,
+    "clip",
+    1,
+    elemwise_rel,
     attrs=schema("relay.attrs.ClipAttrs", ("a_min", "float"), ("a_max", "float")),
-    pattern=OpPattern.ELEMWISE, arg_names=("data",),
+    pattern=OpPattern.ELEMWISE,
+    arg_names=("data",),
     doc="Clamp every element into ``[a_min, a_max]``; the type is unchanged.",
 )
 register(
-    "cast", 1, cast_rel,
+    "cast",
+    1,
+    cast_rel,
     attrs=schema("relay.attrs.CastAttrs", ("dtype", "dtype")),
-    pattern=OpPattern.ELEMWISE, arg_names=("data",),
+    pattern=OpPattern.ELEMWISE,
+    arg_names=("data",),
     doc="Convert every element to ``dtype``; the shape is unchanged.",
 )
 register(
-    "cast_like", 2, cast_like_rel, pattern=OpPattern.ELEMWISE, arg_names=("data", "dtype_like"),
+    "cast_like",
+    2,
+    cast_like_rel,
+    pattern=OpPattern.ELEMWISE,
+    arg_names=("data", "dtype_like"),
     doc="Convert ``data`` to the dtype of ``dtype_like``; the shape of ``data`` is kept.",
 )
 register(
-    "where", 3, where_rel, pattern=OpPattern.BROADCAST, arg_names=("condition", "x", "y"),
+    "where",
+    3,
+    where_rel,
+    pattern=OpPattern.BROADCAST,
+    arg_names=("condition", "x", "y"),
     doc="Select from ``x`` where ``condition`` is true and from ``y`` elsewhere; the three "
     "shapes broadcast together, as in ``numpy.where``.",
 )
 register(
-    "zeros", 0, init_rel, attrs=INIT_ATTRS, pattern=OpPattern.ELEMWISE,
+    "zeros",
+    0,
+    init_rel,
+    attrs=INIT_ATTRS,
+    pattern=OpPattern.ELEMWISE,
     doc="A tensor of zeros of the given ``shape`` and ``dtype``; it takes no arguments.",
 )
 register(
-    "ones", 0, init_rel, attrs=INIT_ATTRS, pattern=OpPattern.ELEMWISE,
+    "ones",
+    0,
+    init_rel,
+    attrs=INIT_ATTRS,
+    pattern=OpPattern.ELEMWISE,
     doc="A tensor of ones of the given ``shape`` and ``dtype``; it takes no arguments.",
 )
 register(
-    "full", 1, full_rel, attrs=INIT_ATTRS, pattern=OpPattern.ELEMWISE, arg_names=("fill_value",),
+    "full",
+    1,
+    full_rel,
+    attrs=INIT_ATTRS,
+    pattern=OpPattern.ELEMWISE,
+    arg_names=("fill_value",),
     doc="A tensor of ``shape`` filled with the scalar ``fill_value``; its dtype is ``dtype`` "
     "or, when that is empty, the fill value's.",
 )
 register(
-    "full_like", 2, full_like_rel, pattern=OpPattern.ELEMWISE, arg_names=("data", "fill_value"),
+    "full_like",
+    2,
+    full_like_rel,
+    pattern=OpPattern.ELEMWISE,
+    arg_names=("data", "fill_value"),
     doc="A tensor with the type of ``data`` filled with the scalar ``fill_value``.",
 )
 register(
-    "arange", 3, arange_rel,
+    "arange",
+    3,
+    arange_rel,
     attrs=schema(
         "relay.attrs.ArangeAttrs",
-        ("start", "any", None), ("stop", "any", None), ("step", "any", None),
+        ("start", "any", None),
+        ("stop", "any", None),
+        ("step", "any", None),
         ("dtype", "dtype", "float32"),
     ),
-    pattern=OpPattern.OPAQUE, arg_names=("start", "stop", "step"),
+    pattern=OpPattern.OPAQUE,
+    arg_names=("start", "stop", "step"),
     doc="Evenly spaced values in ``[start, stop)`` with ``step``.  The bounds are arguments; "
     "as in TVM they are also kept as attributes, which give the static length "
     "``ceil((stop - start) / step)`` (``?`` when they are absent).",

@@ -47,6 +47,18 @@ def infer_newshape(ishape: tuple, newshape: tuple, allowzero: bool = False) -> t
     used_out: set[int] = set()
     src = 0
     infer_at = -1
+
+    def copy_input_dim() -> None:
+        nonlocal src
+        if src >= len(ishape):
+            raise RelayTypeError(
+                f"0 in newshape copies input dimension {src}, but the input has rank {len(ishape)}"
+            )
+        used_in.add(src)
+        used_out.add(len(oshape))
+        oshape.append(ishape[src])
+        src += 1
+
     i = 0
     while i < len(newshape):
         v = newshape[i]
@@ -54,14 +66,7 @@ def infer_newshape(ishape: tuple, newshape: tuple, allowzero: bool = False) -> t
             oshape.append(v)
             src += 1
         elif v == 0:
-            if src >= len(ishape):
-                raise RelayTypeError(
-                    f"0 in newshape copies input dimension {src}, but the input has rank {len(ishape)}"
-                )
-            used_in.add(src)
-            used_out.add(len(oshape))
-            oshape.append(ishape[src])
-            src += 1
+            copy_input_dim()
         elif v == -1:
             if infer_at >= 0:
                 raise RelayTypeError("only one dimension of newshape can be -1")
@@ -70,10 +75,7 @@ def infer_newshape(ishape: tuple, newshape: tuple, allowzero: bool = False) -> t
             src += 1
         elif v == -2:
             while src < len(ishape):
-                used_in.add(src)
-                used_out.add(len(oshape))
-                oshape.append(ishape[src])
-                src += 1
+                copy_input_dim()
         elif v == -3:
             if src + 1 >= len(ishape):
                 raise RelayTypeError(
@@ -108,7 +110,9 @@ def infer_newshape(ishape: tuple, newshape: tuple, allowzero: bool = False) -> t
             used_out.update((len(oshape), len(oshape) + 1))
             oshape += [d1, d2]
         else:
-            raise RelayTypeError(f"unsupported value {v} in newshape (special values are 0, -1, -2, -3, -4)")
+            raise RelayTypeError(
+                f"unsupported value {v} in newshape (special values are 0, -1, -2, -3, -4)"
+            )
         i += 1
 
     if infer_at >= 0:
@@ -129,7 +133,9 @@ def infer_newshape(ishape: tuple, newshape: tuple, allowzero: bool = False) -> t
 @forward_relation("Reshape")
 def reshape_rel(inputs, attrs, reporter):
     data = tensor(inputs[0], "data")
-    return TensorType(infer_newshape(data.shape, tuple(attrs["newshape"]), attrs["allowzero"]), data.dtype)
+    return TensorType(
+        infer_newshape(data.shape, tuple(attrs["newshape"]), attrs["allowzero"]), data.dtype
+    )
 
 
 @forward_relation("ReshapeLike")
@@ -163,7 +169,9 @@ def transpose_rel(inputs, attrs, reporter):
         order = list(reversed(range(rank)))
     else:
         if len(axes) != rank:
-            raise RelayTypeError(f"axes {list(axes)} has {len(axes)} entries for a rank-{rank} tensor")
+            raise RelayTypeError(
+                f"axes {list(axes)} has {len(axes)} entries for a rank-{rank} tensor"
+            )
         order = [norm_axis(a, rank) for a in axes]
         if len(set(order)) != rank:
             raise RelayTypeError(f"axes {list(axes)} repeats an axis")
@@ -268,7 +276,9 @@ def split_rel(inputs, attrs, reporter):
         if ios <= 0:
             raise RelayTypeError(f"the number of sections must be positive, got {ios}")
         if is_static(dim) and dim % ios:
-            raise RelayTypeError(f"dimension {dim} of axis {axis} cannot be split into {ios} equal sections")
+            raise RelayTypeError(
+                f"dimension {dim} of axis {axis} cannot be split into {ios} equal sections"
+            )
         return TupleType(tuple(part(dim // ios if is_static(dim) else Any) for _ in range(ios)))
     parts, begin = [], 0
     for index in ios:
@@ -384,7 +394,9 @@ def tile_rel(inputs, attrs, reporter):
     n = max(len(reps), len(data.shape))
     shape = (1,) * (n - len(data.shape)) + data.shape
     reps = (1,) * (n - len(reps)) + reps
-    return TensorType(tuple(d * r if is_static(d) else Any for d, r in zip(shape, reps)), data.dtype)
+    return TensorType(
+        tuple(d * r if is_static(d) else Any for d, r in zip(shape, reps)), data.dtype
+    )
 
 
 @forward_relation("Repeat")
@@ -397,7 +409,9 @@ def repeat_rel(inputs, attrs, reporter):
         raise RelayTypeError("axis must be given")
     a = norm_axis(axis, len(data.shape))
     d = data.shape[a]
-    return TensorType(data.shape[:a] + (d * repeats if is_static(d) else Any,) + data.shape[a + 1 :], data.dtype)
+    return TensorType(
+        data.shape[:a] + (d * repeats if is_static(d) else Any,) + data.shape[a + 1 :], data.dtype
+    )
 
 
 # --- layouts ------------------------------------------------------------------------------
@@ -444,7 +458,11 @@ def layout_shape(shape: tuple, src: str, dst: str) -> tuple:
             f"the input has rank {len(shape)} but layout {src} has {len(src_axes)} axes"
         )
     dims = dict(zip((a for a, _ in src_axes), shape))
-    sizes = {a: dims[a] if a.lower() not in dims else product((dims[a], dims[a.lower()])) for a in dims if a.isupper()}
+    sizes = {
+        a: dims[a] if a.lower() not in dims else product((dims[a], dims[a.lower()]))
+        for a in dims
+        if a.isupper()
+    }
     factors = {a: f for a, f in dst_axes if f}
     out = []
     for a, f in dst_axes:
@@ -461,7 +479,9 @@ def layout_shape(shape: tuple, src: str, dst: str) -> tuple:
 @forward_relation("LayoutTransform")
 def layout_transform_rel(inputs, attrs, reporter):
     data = tensor(inputs[0], "data")
-    return TensorType(layout_shape(data.shape, attrs["src_layout"], attrs["dst_layout"]), data.dtype)
+    return TensorType(
+        layout_shape(data.shape, attrs["src_layout"], attrs["dst_layout"]), data.dtype
+    )
 
 
 @forward_relation("ShapeOf")
@@ -475,76 +495,204 @@ _INIT_ATTRS = schema("relay.attrs.InitOpAttrs", ("shape", "ints"), ("dtype", "dt
 
 TRANSFORM_OPS = [
     # name, inputs, relation, attrs, pattern, arg names, doc
-    ("reshape", 1, reshape_rel,
-     schema("relay.attrs.ReshapeAttrs", ("newshape", "ints"), ("allowzero", "bool", False)),
-     OpPattern.INJECTIVE, ("data",),
-     "Give the tensor a new shape with the same number of elements.  ``newshape`` may use "
-     "0 (copy this input dim), -1 (infer), -2 (copy the rest), -3 (merge two input dims) and "
-     "-4 (split an input dim into the next two values)."),
-    ("reshape_like", 2, reshape_like_rel,
-     schema("relay.attrs.ReshapeLikeAttrs", ("lhs_begin", "int", 0), ("lhs_end", "optional_int", None),
-            ("rhs_begin", "int", 0), ("rhs_end", "optional_int", None)),
-     OpPattern.INJECTIVE, ("data", "shape_like"),
-     "Reshape ``data`` to (a slice of) the shape of ``shape_like``."),
-    ("transpose", 1, transpose_rel,
-     schema("relay.attrs.TransposeAttrs", ("axes", "optional_ints", None)),
-     OpPattern.INJECTIVE, ("data",),
-     "Permute the dimensions: output dim i is input dim ``axes[i]`` (reversed when axes is None)."),
-    ("squeeze", 1, squeeze_rel,
-     schema("relay.attrs.SqueezeAttrs", ("axis", "optional_ints", None)),
-     OpPattern.INJECTIVE, ("data",),
-     "Remove the given size-1 dimensions (every size-1 dimension when axis is None)."),
-    ("expand_dims", 1, expand_dims_rel,
-     schema("relay.attrs.ExpandDimsAttrs", ("axis", "int"), ("num_newaxis", "int", 1)),
-     OpPattern.BROADCAST, ("data",),
-     "Insert ``num_newaxis`` size-1 dimensions at position ``axis`` (in [-rank-1, rank])."),
-    ("concatenate", 1, concatenate_rel,
-     schema("relay.attrs.ConcatenateAttrs", ("axis", "int", 0)),
-     OpPattern.INJECTIVE, ("data",),
-     "Join a tuple of tensors along ``axis``; the other dimensions must agree."),
-    ("stack", 1, stack_rel,
-     schema("relay.attrs.StackAttrs", ("axis", "int", 0)),
-     OpPattern.INJECTIVE, ("data",),
-     "Stack a tuple of same-shaped tensors along a new dimension at ``axis``."),
-    ("split", 1, split_rel,
-     schema("relay.attrs.SplitAttrs", ("indices_or_sections", "int_or_ints"), ("axis", "int", 0)),
-     OpPattern.INJECTIVE, ("data",),
-     "Split along ``axis`` into a tuple: into N equal parts for an int, or at the given "
-     "increasing indices for a list."),
-    ("take", 2, take_rel,
-     schema("relay.attrs.TakeAttrs", ("batch_dims", "int", 0), ("axis", "optional_int", None),
-            ("mode", "str", "clip")),
-     OpPattern.INJECTIVE, ("data", "indices"),
-     "Gather elements of ``data`` at integer ``indices`` along ``axis`` (of the flattened "
-     "data when axis is None); ``mode`` says what out-of-range indices do: clip, wrap or fast."),
-    ("strided_slice", 1, strided_slice_rel,
-     schema("relay.attrs.StridedSliceAttrs", ("begin", "ints"), ("end", "ints"),
-            ("strides", "optional_ints", None), ("slice_mode", "str", "end"),
-            ("axes", "optional_ints", None)),
-     OpPattern.INJECTIVE, ("data",),
-     "NumPy-style slicing ``data[begin:end:strides]`` on the leading axes (or on ``axes``); "
-     "with ``slice_mode=\"size\"`` ``end`` holds lengths, -1 meaning to the end."),
-    ("broadcast_to", 1, broadcast_to_rel, _INIT_ATTRS, OpPattern.BROADCAST, ("data",),
-     "Broadcast the tensor to ``shape`` with NumPy's rules."),
-    ("broadcast_to_like", 2, broadcast_to_like_rel, None, OpPattern.BROADCAST,
-     ("data", "broadcast_type"), "Broadcast ``data`` to the shape of ``broadcast_type``."),
-    ("collapse_sum_like", 2, collapse_sum_like_rel, None, OpPattern.COMM_REDUCE,
-     ("data", "collapse_type"),
-     "Sum ``data`` down to the shape of ``collapse_type``: the adjoint of broadcasting, as "
-     "gradients of broadcasting ops need."),
-    ("tile", 1, tile_rel, schema("relay.attrs.TileAttrs", ("reps", "ints")),
-     OpPattern.BROADCAST, ("data",), "Repeat the whole tensor ``reps[i]`` times along each axis."),
-    ("repeat", 1, repeat_rel,
-     schema("relay.attrs.RepeatAttrs", ("repeats", "int"), ("axis", "optional_int", None)),
-     OpPattern.BROADCAST, ("data",), "Repeat each element ``repeats`` times along ``axis``."),
-    ("reverse", 1, reverse_rel, schema("relay.attrs.ReverseAttrs", ("axis", "optional_int", None)),
-     OpPattern.INJECTIVE, ("data",), "Reverse the order of the elements along ``axis``."),
-    ("layout_transform", 1, layout_transform_rel,
-     schema("relay.attrs.LayoutTransformAttrs", ("src_layout", "str"), ("dst_layout", "str")),
-     OpPattern.INJECTIVE, ("data",),
-     "Change the data layout, e.g. NCHW to NHWC or to the packed NCHW16c."),
-    ("shape_of", 1, shape_of_rel, schema("relay.attrs.ShapeOfAttrs", ("dtype", "dtype", "int32")),
-     OpPattern.OPAQUE, ("data",), "The shape of the tensor as a 1-d tensor of ``dtype``."),
+    (
+        "reshape",
+        1,
+        reshape_rel,
+        schema("relay.attrs.ReshapeAttrs", ("newshape", "ints"), ("allowzero", "bool", False)),
+        OpPattern.INJECTIVE,
+        ("data",),
+        (
+            "Give the tensor a new shape with the same number of elements.  ``newshape`` may use "
+            "0 (copy this input dim), -1 (infer), -2 (copy the rest), -3 (merge two input dims) and "
+            "-4 (split an input dim into the next two values)."
+        ),
+    ),
+    (
+        "reshape_like",
+        2,
+        reshape_like_rel,
+        schema(
+            "relay.attrs.ReshapeLikeAttrs",
+            ("lhs_begin", "int", 0),
+            ("lhs_end", "optional_int", None),
+            ("rhs_begin", "int", 0),
+            ("rhs_end", "optional_int", None),
+        ),
+        OpPattern.INJECTIVE,
+        ("data", "shape_like"),
+        "Reshape ``data`` to (a slice of) the shape of ``shape_like``.",
+    ),
+    (
+        "transpose",
+        1,
+        transpose_rel,
+        schema("relay.attrs.TransposeAttrs", ("axes", "optional_ints", None)),
+        OpPattern.INJECTIVE,
+        ("data",),
+        "Permute the dimensions: output dim i is input dim ``axes[i]`` (reversed when axes is None).",
+    ),
+    (
+        "squeeze",
+        1,
+        squeeze_rel,
+        schema("relay.attrs.SqueezeAttrs", ("axis", "optional_ints", None)),
+        OpPattern.INJECTIVE,
+        ("data",),
+        "Remove the given size-1 dimensions (every size-1 dimension when axis is None).",
+    ),
+    (
+        "expand_dims",
+        1,
+        expand_dims_rel,
+        schema("relay.attrs.ExpandDimsAttrs", ("axis", "int"), ("num_newaxis", "int", 1)),
+        OpPattern.BROADCAST,
+        ("data",),
+        "Insert ``num_newaxis`` size-1 dimensions at position ``axis`` (in [-rank-1, rank]).",
+    ),
+    (
+        "concatenate",
+        1,
+        concatenate_rel,
+        schema("relay.attrs.ConcatenateAttrs", ("axis", "int", 0)),
+        OpPattern.INJECTIVE,
+        ("data",),
+        "Join a tuple of tensors along ``axis``; the other dimensions must agree.",
+    ),
+    (
+        "stack",
+        1,
+        stack_rel,
+        schema("relay.attrs.StackAttrs", ("axis", "int", 0)),
+        OpPattern.INJECTIVE,
+        ("data",),
+        "Stack a tuple of same-shaped tensors along a new dimension at ``axis``.",
+    ),
+    (
+        "split",
+        1,
+        split_rel,
+        schema(
+            "relay.attrs.SplitAttrs", ("indices_or_sections", "int_or_ints"), ("axis", "int", 0)
+        ),
+        OpPattern.INJECTIVE,
+        ("data",),
+        (
+            "Split along ``axis`` into a tuple: into N equal parts for an int, or at the given "
+            "increasing indices for a list."
+        ),
+    ),
+    (
+        "take",
+        2,
+        take_rel,
+        schema(
+            "relay.attrs.TakeAttrs",
+            ("batch_dims", "int", 0),
+            ("axis", "optional_int", None),
+            ("mode", "str", "clip"),
+        ),
+        OpPattern.INJECTIVE,
+        ("data", "indices"),
+        (
+            "Gather elements of ``data`` at integer ``indices`` along ``axis`` (of the flattened "
+            "data when axis is None); ``mode`` says what out-of-range indices do: clip, wrap or fast."
+        ),
+    ),
+    (
+        "strided_slice",
+        1,
+        strided_slice_rel,
+        schema(
+            "relay.attrs.StridedSliceAttrs",
+            ("begin", "ints"),
+            ("end", "ints"),
+            ("strides", "optional_ints", None),
+            ("slice_mode", "str", "end"),
+            ("axes", "optional_ints", None),
+        ),
+        OpPattern.INJECTIVE,
+        ("data",),
+        (
+            "NumPy-style slicing ``data[begin:end:strides]`` on the leading axes (or on ``axes``); "
+            'with ``slice_mode="size"`` ``end`` holds lengths, -1 meaning to the end.'
+        ),
+    ),
+    (
+        "broadcast_to",
+        1,
+        broadcast_to_rel,
+        _INIT_ATTRS,
+        OpPattern.BROADCAST,
+        ("data",),
+        "Broadcast the tensor to ``shape`` with NumPy's rules.",
+    ),
+    (
+        "broadcast_to_like",
+        2,
+        broadcast_to_like_rel,
+        None,
+        OpPattern.BROADCAST,
+        ("data", "broadcast_type"),
+        "Broadcast ``data`` to the shape of ``broadcast_type``.",
+    ),
+    (
+        "collapse_sum_like",
+        2,
+        collapse_sum_like_rel,
+        None,
+        OpPattern.COMM_REDUCE,
+        ("data", "collapse_type"),
+        (
+            "Sum ``data`` down to the shape of ``collapse_type``: the adjoint of broadcasting, as "
+            "gradients of broadcasting ops need."
+        ),
+    ),
+    (
+        "tile",
+        1,
+        tile_rel,
+        schema("relay.attrs.TileAttrs", ("reps", "ints")),
+        OpPattern.BROADCAST,
+        ("data",),
+        "Repeat the whole tensor ``reps[i]`` times along each axis.",
+    ),
+    (
+        "repeat",
+        1,
+        repeat_rel,
+        schema("relay.attrs.RepeatAttrs", ("repeats", "int"), ("axis", "optional_int", None)),
+        OpPattern.BROADCAST,
+        ("data",),
+        "Repeat each element ``repeats`` times along ``axis``.",
+    ),
+    (
+        "reverse",
+        1,
+        reverse_rel,
+        schema("relay.attrs.ReverseAttrs", ("axis", "optional_int", None)),
+        OpPattern.INJECTIVE,
+        ("data",),
+        "Reverse the order of the elements along ``axis``.",
+    ),
+    (
+        "layout_transform",
+        1,
+        layout_transform_rel,
+        schema("relay.attrs.LayoutTransformAttrs", ("src_layout", "str"), ("dst_layout", "str")),
+        OpPattern.INJECTIVE,
+        ("data",),
+        "Change the data layout, e.g. NCHW to NHWC or to the packed NCHW16c.",
+    ),
+    (
+        "shape_of",
+        1,
+        shape_of_rel,
+        schema("relay.attrs.ShapeOfAttrs", ("dtype", "dtype", "int32")),
+        OpPattern.OPAQUE,
+        ("data",),
+        "The shape of the tensor as a 1-d tensor of ``dtype``.",
+    ),
 ]
 
 for _name, _n, _rel, _attrs, _pattern, _args, _doc in TRANSFORM_OPS:

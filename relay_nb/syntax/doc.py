@@ -20,7 +20,7 @@ and it touches every part once (linear in the size of the output).
 
 from __future__ import annotations
 
-from typing import Iterable, Union
+from collections.abc import Iterable
 
 
 class Block:
@@ -35,8 +35,8 @@ class Block:
         return f"Block({self.lines!r})"
 
 
-Part = Union[str, Block]
-Line = Union[str, list]
+Part = str | Block
+Line = str | list
 
 _END = object()
 

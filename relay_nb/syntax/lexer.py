@@ -32,31 +32,41 @@ from ..errors import ParseError
 
 Token = tuple  # (type, value, start, end)
 
-_NAME = r"[A-Za-z_](?:\w|/(?![/*]))*"
+_NAME = r"[A-Za-z_]\w*+(?:/(?![/*])\w*+)*+"
 
 # Whitespace and comments; possessive so an unclosed comment cannot backtrack.
-_SKIP = (
-    r"(?:\s+|//[^\n]*|/\*(?:[^*/]|\*(?!/)|/(?!\*))*+\*/|#(?!\[)[^\n]*)*+"
-)
+_SKIP = r"(?:\s+|//[^\n]*|/\*(?:[^*/]++|\*(?!/)|/(?!\*))*+\*/|#(?!\[)[^\n]*)*+"
+_NUM = r"-*(?:\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?:[A-Za-z_]\w*)?|inff\b)"
+# A literal attribute value: number, string, name, or a list of those (nested once).
+_ATOM = rf'(?:{_NUM}|"(?:[^"\\\n]|\\.)*+"|[A-Za-z_]\w*)'
+_LIST1 = rf"\[\s*(?:{_ATOM}(?:\s*,\s*{_ATOM})*+\s*,?)?\s*\]"
+_ITEM = rf"(?:{_ATOM}|{_LIST1})"
+_VALUE = rf"(?:{_ATOM}|\[\s*(?:{_ITEM}(?:\s*,\s*{_ITEM})*+\s*,?)?\s*\])"
 
-# (group name, regex); the group order is the order of preference.
+# (group name, regex).  The order is the order of preference, and puts the frequent
+# tokens first: the regex engine tries the alternatives one by one.
 _TOKEN_SPECS = [
-    ("GRAPHVAR", r"%\d+"),
-    ("LOCAL", rf"%{_NAME}(?:\.{_NAME})*"),
-    ("GLOBAL", rf"@{_NAME}(?:\.{_NAME})*"),
+    # a '-' before a digit starts a number, a '.' before a digit a projection, '/*' a comment
+    ("PUNCT", r"=>|->|==|!=|<=|>=|&&|\|\||[()\[\]{},;:=<>+*?]|-(?!-*(?:\d|inff\b))|\.(?!\d)|/(?!\*)"),
+    # %N, or %N = (a graph binding's head, fused)
+    ("GRAPHVAR", r"(%\d+)(?:[ \t]*(=)(?![=>]))?"),
+    ("LOCAL", rf"%{_NAME}(?:\.{_NAME})*+"),
     ("META", r"meta\[([^\]\s]+)\]\[(\d+)\]"),
+    ("LET_HEAD", rf"let[ \t]+(%{_NAME}(?:\.{_NAME})*+)[ \t]*=(?![=>])"),
+    ("MATCH_PARTIAL", r"match\?"),
+    ("OLD_VERSION", r"v(\d+\.\d+\.\d+)\b"),
+    # a name (dots join: nn.conv2d), or name=literal (an attribute, fused)
+    ("IDENT", rf"({_NAME}(?:[ \t]*\.[ \t]*{_NAME})*+)"
+              rf"(?:[ \t]*=(?![=>])[ \t]*({_VALUE})(?=\s*[,)}}]))?"),
+    ("NUMBER", r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?:[A-Za-z_]\w*)?"),
+    ("NEGNUMBER", r"-+(?:\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?:[A-Za-z_]\w*)?|inff\b)"),
+    ("PROJ", r"\.\d+"),
+    ("GLOBAL", rf"@{_NAME}(?:\.{_NAME})*+"),
+    ("STRING", r'"(?:[^"\\\n]|\\.)*+"'),
     ("VERSION", r'#\[\s*version\s*=\s*"([^"]*)"\s*\]'),
     ("METADATA", r"#\[\s*metadata\s*\]|METADATA:"),
     ("BAD_DIRECTIVE", r"#\[[^\]\n]*\]?"),
-    ("OLD_VERSION", r"v(\d+\.\d+\.\d+)\b"),
-    ("MATCH_PARTIAL", r"match\?"),
-    ("NEGNUMBER", r"-+(?:\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?:[A-Za-z_]\w*)?|inff\b)"),
-    ("IDENT", rf"{_NAME}(?:[ \t]*\.[ \t]*{_NAME})*"),
-    ("NUMBER", r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?:[A-Za-z_]\w*)?"),
-    ("PROJ", r"\.\d+"),
-    ("STRING", r'"(?:[^"\\\n]|\\.)*+"'),
     ("COMMENT_OPEN", r"/\*"),
-    ("PUNCT", r"=>|->|==|!=|<=|>=|&&|\|\||[()\[\]{},;:=<>+\-*/.?]"),
     ("EOF", r"\Z"),
     ("BAD", r"."),
 ]
@@ -68,6 +78,14 @@ _MASTER = re.compile(
 # Group number -> kind name for the outer groups.
 _KIND_OF_GROUP = {_MASTER.groupindex[name]: name for name, _ in _TOKEN_SPECS}
 _G = {name: _MASTER.groupindex[name] for name, _ in _TOKEN_SPECS}
+_G_PUNCT = _G["PUNCT"]
+_G_GRAPHVAR = _G["GRAPHVAR"]
+_G_IDENT = _G["IDENT"]
+_N_GROUPS = _MASTER.groups + 1
+# Tokens whose value is their text (group -> terminal name).
+_VALUED = {_G[k]: k for k in ("LOCAL", "NUMBER", "NEGNUMBER", "PROJ", "GLOBAL")}
+# An attribute can only follow these tokens.
+_ATTR_CONTEXT = frozenset({"COMMA", "LPAR", "LBRACE"})
 
 _TY_COMMENT = re.compile(r"[ \t]*/\*\s*ty=")
 _SKIP_RX = re.compile(_SKIP)
@@ -116,28 +134,32 @@ def skip_block_comment(text: str, start: int) -> int:
 
 
 def _type_args_end(text: str, lt: int) -> bool:
-    """True if the '<' at ``lt`` opens type arguments: a matching '>' then '('."""
-    depth = 0
-    i = lt
+    """True if the '<' at ``lt`` opens type arguments: types, a matching '>', then '('.
+
+    Only the angle brackets are counted (so a typo inside, such as ``Tensor[(), bool)]``,
+    is reported by the parser where it is); no ``%``, ``@``, ``;``, braces or newline may
+    come first, and the first thing after '<' must start a type.
+    """
     n = len(text)
+    i = lt + 1
+    while i < n and text[i] in " \t":
+        i += 1
+    if i >= n or not (text[i].isalpha() or text[i] in "_(["):
+        return False
+    depth = 1
     limit = min(n, lt + 2000)
     while i < limit:
         ch = text[i]
-        if ch in "<[(":
+        if ch == "<":
             depth += 1
-        elif ch in ">])":
-            if ch == ">" and text[i - 1] == "-":  # '->' of a function type
-                i += 1
-                continue
+        elif ch == ">" and text[i - 1] != "-":  # not the '->' of a function type
             depth -= 1
             if depth == 0:
-                if ch != ">":
-                    return False
                 j = i + 1
-                while j < n and text[j] in " \t\r\n":
+                while j < n and text[j] in " \t":
                     j += 1
                 return j < n and text[j] == "("
-        elif ch in ";{}=\n" and not (ch == "=" and i > 0 and text[i - 1] in "<>!="):
+        elif ch in "%@;{}\n\"=":
             return False
         i += 1
     return False
@@ -162,102 +184,115 @@ class Lexer:
         self.metadata_start: Optional[int] = None
         self.eof = self.endpos
         self.make_span = None  # set by the parser: (start, end) -> Span
+        valued: list[Optional[str]] = [None] * _N_GROUPS
+        for g, k in _VALUED.items():
+            valued[g] = k
+        self.valued = valued
+        self.lt = names.get("<", "LESSTHAN")
 
     def error(self, message: str, start: int, end: int, notes: tuple[str, ...] = ()) -> ParseError:
         span = self.make_span(start, end) if self.make_span is not None else None
         return ParseError(message, span, notes)
 
-    def __iter__(self) -> Iterator[Token]:
+    def type_args_follow(self, start: int, prev_type: Optional[str], prev_end: int) -> bool:
+        """Is the '<' at ``start`` the start of call-site type arguments?"""
+        return prev_end == start and prev_type in _TIGHT_CALLEES and _type_args_end(self.text, start)
+
+    def special(self, m: re.Match, k: int, prev_type: Optional[str]):
+        """The token of a match that is not punctuation nor a plain valued token.
+
+        Returns ``(type, value, start, end, restart)``: ``type`` is None when the match
+        is not a token (a nested comment), ``"$END"`` at the end of the input (or of the
+        text before ``#[metadata]``); ``restart`` is the offset to resume lexing from
+        when it is not right after this match.
+        """
         text = self.text
         names = self.names
-        kinds = _KIND_OF_GROUP
-        keywords = names  # keywords are in the same table ('let' -> 'LET')
-        endpos = self.endpos
+        start, end = m.span(k)
+        if k == _G_IDENT:
+            value = m.group(k + 1)
+            if " " in value or "\t" in value:
+                value = re.sub(r"[ \t]+", "", value)
+            if m.group(k + 2) is None:
+                return (names.get(value, "IDENT"), value, start, end, None)  # 'inff' is a NUMBER
+            if prev_type in _ATTR_CONTEXT:
+                return ("ATTR", (value, m.group(k + 2)), start, end, None)
+            # `let %x: Nat = ...`: not an attribute; lex the name alone
+            end = m.end(k + 1)
+            return (names.get(value, "IDENT"), value, start, end, end)
+        if k == _G_GRAPHVAR:
+            if m.group(k + 2) is None:
+                return ("GRAPHVAR", m.group(k + 1), start, end, None)
+            return ("GRAPH_HEAD", m.group(k + 1), start, end, None)
+        kind = _KIND_OF_GROUP[k]
+        if kind == "EOF":
+            self.eof = start
+            return ("$END", None, start, start, None)
+        if kind == "META":
+            value = (m.group(k + 1), int(m.group(k + 2)), *self._ty_comment(end))
+            return ("META", value, start, end, None)
+        if kind == "LET_HEAD":
+            return ("LET_HEAD", m.group(k + 1), start, end, None)
+        if kind == "STRING":
+            return ("STRING", unescape(m.group(k)[1:-1]), start, end, None)
+        if kind == "MATCH_PARTIAL":
+            return (names["match?"], "match?", start, end, None)
+        if kind == "VERSION" or kind == "OLD_VERSION":
+            return ("VERSION", m.group(k + 1), start, end, None)
+        if kind == "METADATA":
+            self.eof = start
+            self.metadata_start = end
+            self.metadata = text[end:self.endpos]
+            return ("$END", None, start, start, None)
+        if kind == "COMMENT_OPEN":
+            close = skip_block_comment(text, start)
+            if close < 0:
+                raise self.error("unclosed /* comment", start, start + 2)
+            return (None, None, start, close, close)
+        if kind == "BAD_DIRECTIVE":
+            raise self.error(
+                f"unknown directive {m.group(k)!r}: only #[version = \"0.0.5\"] and #[metadata] exist",
+                start,
+                end,
+            )
+        raise self.error(_bad_char_message(m.group(k)), start, end)
+
+    def __iter__(self) -> Iterator[Token]:
+        """The tokens (the parser inlines this loop; this one serves the other uses)."""
+        text = self.text
+        names = self.names
+        valued = self.valued
         pos = self.pos
-        prev_type = None
+        prev_type: Optional[str] = None
         prev_end = -1
-        g_ident = _G["IDENT"]
-        g_local = _G["LOCAL"]
-        g_graph = _G["GRAPHVAR"]
-        g_number = _G["NUMBER"]
-        g_punct = _G["PUNCT"]
-        g_global = _G["GLOBAL"]
-        g_proj = _G["PROJ"]
-        g_neg = _G["NEGNUMBER"]
-        finditer = _MASTER.finditer
         while True:
             restart = None
-            for m in finditer(text, pos, endpos):
+            for m in _MASTER.finditer(text, pos, self.endpos):
                 k = m.lastindex
-                if k == g_punct:
+                if k == _G_PUNCT:
                     value = m.group(k)
-                    start = m.start(k)
-                    end = m.end()
-                    if value == "<" and prev_end == start and prev_type in _TIGHT_CALLEES:
-                        if _type_args_end(text, start):
-                            prev_type = "TARGS_LT"
-                            prev_end = end
-                            yield ("TARGS_LT", value, start, end)
-                            continue
-                    prev_type = names[value]
-                elif k == g_ident:
-                    value = m.group(k)
-                    start = m.start(k)
-                    end = m.end()
-                    if " " in value or "\t" in value:
-                        value = re.sub(r"[ \t]+", "", value)
-                    prev_type = keywords.get(value, "IDENT")  # 'inff' is a NUMBER
-                elif k == g_local or k == g_graph or k == g_number or k == g_global or k == g_proj \
-                        or k == g_neg:
-                    value = m.group(k)
-                    start = m.start(k)
-                    end = m.end()
-                    prev_type = kinds[k]
+                    t = names[value]
+                    start, end = m.span(k)
+                    if t == self.lt and self.type_args_follow(start, prev_type, prev_end):
+                        t = "TARGS_LT"
                 else:
-                    kind = kinds[k]
-                    start = m.start(k)
-                    end = m.end()
-                    if kind == "EOF":
-                        self.eof = start
-                        return
-                    if kind == "META":
-                        value = (m.group(k + 1), int(m.group(k + 2)), *self._ty_comment(end))
-                        prev_type = "META"
-                    elif kind == "STRING":
-                        value = unescape(m.group(k)[1:-1])
-                        prev_type = "STRING"
-                    elif kind == "MATCH_PARTIAL":
-                        value = "match?"
-                        prev_type = names["match?"]
-                    elif kind == "VERSION" or kind == "OLD_VERSION":
-                        value = m.group(k + 1)
-                        prev_type = "VERSION"
-                    elif kind == "METADATA":
-                        self.eof = start
-                        self.metadata_start = end
-                        self.metadata = text[end:endpos]
-                        return
-                    elif kind == "COMMENT_OPEN":
-                        close = skip_block_comment(text, start)
-                        if close < 0:
-                            raise self.error("unclosed /* comment", start, start + 2)
-                        restart = close
-                        break
-                    elif kind == "BAD_DIRECTIVE":
-                        raise self.error(
-                            f"unknown directive {m.group(k)!r}: only #[version = \"0.0.5\"] and "
-                            "#[metadata] exist",
-                            start,
-                            end,
-                        )
-                    else:  # BAD
-                        ch = m.group(k)
-                        raise self.error(_bad_char_message(ch), start, end)
+                    t = valued[k]
+                    if t is not None:
+                        start, end = m.span(k)
+                        value = m.group(k)
+                    else:
+                        t, value, start, end, restart = self.special(m, k, prev_type)
+                        if t == "$END":
+                            return
+                        if t is None:
+                            break
+                prev_type = t
                 prev_end = end
-                yield (prev_type, value, start, end)
+                yield (t, value, start, end)
+                if restart is not None:
+                    break
             else:
-                # finditer stopped without EOF: only possible when endpos cut a token.
-                self.eof = endpos
+                self.eof = self.endpos
                 return
             pos = restart
 

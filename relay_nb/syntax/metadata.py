@@ -254,6 +254,7 @@ class _Reader:
             array = decode_ndarray(raw_bytes)
         except (ValueError, struct.error) as exc:
             raise self.error(f"b64ndarrays[{index}]: {exc}") from None
+        array.flags.writeable = False  # shared by every constant using this blob
         self.arrays[index] = array
         return array
 
@@ -551,6 +552,10 @@ def write_metadata(table: Mapping[str, list]) -> str:
     Constants are written in TVM 0.19's node layout; entries that came from
     :func:`parse_metadata` as :class:`MetaObject` are written back as they were read.
     ``parse_metadata(write_metadata(t))`` gives back the same dtypes, shapes and bytes.
+
+    When the table holds such read-back objects, the node list of the section they came
+    from is written first, unchanged (their raw references stay valid), and the new nodes
+    after it; constants of that old section are then stored twice in ``b64ndarrays``.
 
     >>> print(write_metadata({"relay.Constant": [relay.const([1.0, 2.0])]})[:40])
     {

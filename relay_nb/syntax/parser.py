@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import gc
 import math
 import re
 import sys
@@ -84,7 +85,7 @@ from ..ir.ty import (
     TypeRelation,
     TypeVar,
 )
-from .lexer import Lexer, bracket_report
+from .lexer import _G_GRAPHVAR, _G_PUNCT, _MASTER, Lexer, bracket_report
 
 # ------------------------------------------------------------------------- tables
 
@@ -240,6 +241,55 @@ def _number_array(text: str) -> tuple[np.ndarray, bool]:
     return hit
 
 
+_ATTR_VALUES: dict[str, Any] = {}
+_ATTR_ATOM_RX = re.compile(r'\s*(?:(\[)|(\])|(,)|("(?:[^"\\\n]|\\.)*")|([^\s,\[\]]+))')
+
+
+def _attr_name_value(name: str) -> Any:
+    """A bare name as an attribute value: None / nullptr, or a dtype (generously)."""
+    if name in ("None", "nullptr"):
+        return None
+    if name == "True":
+        return True
+    if name == "False":
+        return False
+    from ..op.registry import is_valid_dtype
+
+    if is_valid_dtype(name):
+        return name  # dtype=float32 reads as dtype="float32"
+    raise ValueError(f'an attribute value cannot be the bare name {name} (write a string: "{name}")')
+
+
+def _attr_value(text: str) -> Any:
+    """The value of a fused ``key=value`` token: a literal or nested lists of literals."""
+    from .lexer import unescape
+
+    stack: list[list] = [[]]
+    pos = 0
+    n = len(text)
+    while pos < n:
+        m = _ATTR_ATOM_RX.match(text, pos)
+        if m is None or m.end() == pos:
+            break
+        pos = m.end()
+        if m.group(1):
+            stack.append([])
+        elif m.group(2):
+            done = tuple(stack.pop())
+            stack[-1].append(done)
+        elif m.group(3):
+            continue
+        elif m.group(4) is not None:
+            stack[-1].append(unescape(m.group(4)[1:-1]))
+        else:
+            atom = m.group(5)
+            if atom[0].isdigit() or atom[0] == "-" or atom == "inff":
+                stack[-1].append(_read_number(atom)[0])
+            else:
+                stack[-1].append(_attr_name_value(atom))
+    return stack[0][0]
+
+
 _TRUE = np.array(True)
 _TRUE.flags.writeable = False
 _FALSE = np.array(False)
@@ -283,6 +333,7 @@ _EXPR_START = {
     "LPAR", "LBRACE", "FN", "IF", "REF", "REF_READ", "REF_WRITE", "CONSTANT", "LET", "MATCH",
     "FREE_VAR", "MINUS",
 }
+_CONTINUATIONS = {"LPAR", "PROJ", "DOT", "TARGS_LT", "NEGNUMBER"}
 _TYPE_START = {"TENSOR", "LPAR", "FN", "IDENT", "UNDERSCORE", "REF"}
 _BINOP_TOKENS = {"*", "/", "+", "-", "<", "<=", ">", ">=", "==", "!=", "&&", "||"}
 _TOKEN_WORDS = {
@@ -356,6 +407,8 @@ class _Converter:
         self._marks: list[int] = []
         self._lets: list[list] = []  # [var, end offset of its head, bound yet?]
         self._free: dict[str, Var] = {}
+        self._implicit: dict[str, Span] = {}  # free variables nobody declared
+        self._in_def = False
         self._labels: dict[str, tuple[Expr, int]] = {}
         self._def_index = 0
         # globals
@@ -375,7 +428,9 @@ class _Converter:
         self._meta: dict[str, list] = {}
         self._meta_nodes: dict[tuple[str, int], Any] = {}
         self._init_meta = init_meta_table
-        self.callbacks = [getattr(self, name, None) for _, name, _, _ in self.T.rules]
+        self.rules = [
+            (size, getattr(self, name, None), origin, keep) for size, name, origin, keep in self.T.rules
+        ]
 
     # -- spans -----------------------------------------------------------------------
     def span(self, start: int, end: int) -> Span:
@@ -384,8 +439,11 @@ class _Converter:
             ls = self._line_starts = [0]
             ls.extend(m.end() for m in re.finditer("\n", self.text))
         line = bisect.bisect_right(ls, start)
-        end_line = line if end <= start else bisect.bisect_right(ls, end - 1)
-        return Span(self.source, line, start - ls[line - 1] + 1, end_line, end - ls[end_line - 1] + 1)
+        column = start - ls[line - 1] + 1
+        if self.text.find("\n", start, end) < 0:
+            return Span(self.source, line, column, line, column + (end - start))
+        end_line = bisect.bisect_right(ls, end - 1)
+        return Span(self.source, line, column, end_line, end - ls[end_line - 1] + 1)
 
     def error(self, message: str, start: int, end: int, notes: tuple[str, ...] = ()) -> ParseError:
         return ParseError(message, self.span(start, end), notes)
@@ -429,62 +487,130 @@ class _Converter:
         return stack[-1] if stack else None
 
     # -- the LALR loop ---------------------------------------------------------------
-    def run(self, start_symbol: str, tokens: Iterable[tuple], eof: Optional[int] = None) -> Any:
-        T = self.T
-        actions = T.actions
-        rules = T.rules
-        callbacks = self.callbacks
-        end_state = T.end_states[start_symbol]
-        states = [T.start_states[start_symbol]]
+    def run(self, start_symbol: str, lexer: Lexer) -> Any:
+        """Lex and parse ``lexer``'s text from ``start_symbol``; the value of the start rule.
+
+        The lexer's loop is inlined here (one regex match per token, see lexer.py), and
+        each reduction calls the rule's callback with ``(children, start, end)``
+        offsets.  Rules without a callback pass their only named child through.
+        """
+        actions = self.T.actions
+        rules = self.rules
+        end_state = self.T.end_states[start_symbol]
+        state = self.T.start_states[start_symbol]
+        states = [state]
         values: list[Any] = []
         starts: list[int] = []
         last_end = 0
-        prev: Optional[tuple] = None
-        tok: Optional[tuple] = None
-        iterator = iter(tokens)
+        text = lexer.text
+        endpos = lexer.endpos
+        pos = lexer.pos
+        names = lexer.names
+        valued = lexer.valued
+        special = lexer.special
+        lt = lexer.lt
+        finditer = _MASTER.finditer
+        g_punct = _G_PUNCT
+        g_graphvar = _G_GRAPHVAR
+        prev_type: Optional[str] = None
+        prev_start = prev_end = -1
         while True:
-            tok = next(iterator, None)
-            if tok is None:
-                at = eof if eof is not None else len(self.text)
-                if callable(at):
-                    at = at()
-                tok = ("$END", None, at, at)
-                is_end = True
-            else:
-                is_end = False
-            t = tok[0]
-            while True:
-                act = actions[states[-1]].get(t)
-                if act is None:
-                    raise self.syntax_error(states[-1], tok, prev)
-                if act >= 0:
-                    states.append(act)
-                    values.append(tok[1])
-                    starts.append(tok[2])
-                    last_end = tok[3]
-                    break
-                size, _, origin, keep = rules[~act]
-                cb = callbacks[~act]
-                if cb is None and size == 1:
-                    states[-1] = actions[states[-2]][origin]
+            restart = None
+            for m in finditer(text, pos, endpos):
+                k = m.lastindex
+                if k == g_punct:
+                    value = m.group(k)
+                    t = names[value]
+                    start, end = m.span(k)
+                    if t == lt and lexer.type_args_follow(start, prev_type, prev_end):
+                        t = "TARGS_LT"
+                elif k == g_graphvar:
+                    value = m.group(k + 1)
+                    t = "GRAPHVAR" if m.group(k + 2) is None else "GRAPH_HEAD"
+                    start, end = m.span(k)
                 else:
+                    t = valued[k]
+                    if t is not None:
+                        start, end = m.span(k)
+                        value = m.group(k)
+                    else:
+                        t, value, start, end, restart = special(m, k, prev_type)
+                        if t is None:
+                            break
+                        if t == "$END":
+                            return self._finish(state, states, values, starts, last_end, end_state,
+                                                start, (prev_type, None, prev_start, prev_end))
+                # feed the token: reduce as long as the table says so, then shift it
+                while True:
+                    act = actions[state].get(t)
+                    if act is None:
+                        raise self.syntax_error(state, (t, value, start, end),
+                                                (prev_type, None, prev_start, prev_end))
+                    if act >= 0:
+                        state = act
+                        states.append(act)
+                        values.append(value)
+                        starts.append(start)
+                        last_end = end
+                        break
+                    size, cb, origin, keep = rules[~act]
+                    if size == 1:
+                        if cb is not None:
+                            values[-1] = cb([values[-1]], starts[-1], last_end)
+                        state = states[-1] = actions[states[-2]][origin]
+                        continue
                     if size:
-                        start = starts[-size]
+                        rs = starts[-size]
                         children = values[-size:]
                         del values[-size:]
                         del states[-size:]
                         del starts[-size:]
-                        end = last_end
+                        re_ = last_end
                     else:
-                        start = end = tok[2]
+                        rs = re_ = start
                         children = []
-                    value = children[keep] if cb is None else cb(children, start, end)
-                    states.append(actions[states[-1]][origin])
-                    values.append(value)
-                    starts.append(start)
-                if is_end and states[-1] == end_state:
-                    return values[-1]
-            prev = tok
+                    value_r = children[keep] if cb is None else cb(children, rs, re_)
+                    state = actions[states[-1]][origin]
+                    states.append(state)
+                    values.append(value_r)
+                    starts.append(rs)
+                prev_type = t
+                prev_start = start
+                prev_end = end
+                if restart is not None:
+                    break
+            else:  # pragma: no cover - the regex always ends with an EOF match
+                return self._finish(state, states, values, starts, last_end, end_state, endpos,
+                                    (prev_type, None, prev_start, prev_end))
+            pos = restart
+
+    def _finish(self, state, states, values, starts, last_end, end_state, at, prev):
+        """Feed the end of input: the remaining reductions (a long let chain or graph is
+        closed here, one reduction per binding, still without recursion)."""
+        actions = self.T.actions
+        rules = self.rules
+        while True:
+            act = actions[state].get("$END")
+            if act is None or act >= 0:
+                raise self.syntax_error(state, ("$END", None, at, at), prev)
+            size, cb, origin, keep = rules[~act]
+            if size:
+                rs = starts[-size]
+                children = values[-size:]
+                del values[-size:]
+                del states[-size:]
+                del starts[-size:]
+                re_ = last_end
+            else:
+                rs = re_ = at
+                children = []
+            value = children[keep] if cb is None else cb(children, rs, re_)
+            state = actions[states[-1]][origin]
+            states.append(state)
+            values.append(value)
+            starts.append(rs)
+            if state == end_state:
+                return value
 
     # -- syntax errors -----------------------------------------------------------------
     def syntax_error(self, state: int, tok: tuple, prev: Optional[tuple]) -> ParseError:
@@ -511,14 +637,29 @@ class _Converter:
         found = "end of input" if kind == "$END" else f"'{self._token_text(tok)}'"
         message = f"expected {self._describe(expected)} but found {found}"
         notes: tuple[str, ...] = ()
+        closers = {"RPAR": ")", "RBRACE": "}", "RSQB": "]"}
+        if kind in closers:
+            open_bracket = bracket_report(self.text, T.names, 0, start)
+            if open_bracket is not None:
+                ch, at = open_bracket
+                want = {"(": ")", "[": "]", "{": "}"}[ch]
+                if want != closers[kind]:
+                    line = self.span(at, at + 1)
+                    message = (
+                        f"expected '{want}' to close the '{ch}' at line {line.line}, column "
+                        f"{line.column}, but found {found}"
+                    )
         if kind == "$END":
             message = f"unexpected end of input: expected {self._describe(expected)}"
         elif kind == "PROJ" and prev is not None and prev[0] == "RPAR":
             pass
         elif kind == "EQUAL" and prev is not None and prev[0] == "LOCAL":
             notes = ("to bind a variable write 'let %x = value;'",)
-        return ParseError(message, self.span(start, max(end, start + 1)) if kind != "$END"
-                          else self.span(start, start), notes)
+        if kind == "$END":
+            # point just after the last token (where something is missing)
+            at = prev[3] if prev is not None and prev[3] >= 0 else start
+            return ParseError(message, self.span(at, at + 1), notes)
+        return ParseError(message, self.span(start, max(end, start + 1)), notes)
 
     def _token_text(self, tok: tuple) -> str:
         kind, value, start, end = tok
@@ -528,8 +669,16 @@ class _Converter:
         T = self.T
         exp = set(expected)
         words: list[str] = []
-        if len(exp & _EXPR_START) >= 5:
-            exp -= _EXPR_START
+        if len(exp & _CONTINUATIONS) >= 3:
+            # after an expression a call, projection or '-1' could always follow
+            exp -= _CONTINUATIONS
+        definitions = {T.names[w] for w in ("def", "type", "data", "extern")}
+        if len(exp & definitions) >= 3:
+            exp -= definitions
+            words.append("a definition (def, type, data, extern)")
+        expr_start = _EXPR_START | {T.names["match?"]}
+        if len(exp & expr_start) >= 5:
+            exp -= expr_start
             words.append("an expression")
         if "TENSOR" in exp and len(exp & _TYPE_START) >= 3:
             exp -= _TYPE_START
@@ -567,6 +716,8 @@ class _Converter:
     # -- module & entry points -----------------------------------------------------
     def _check_version(self, version: str, start: int, end: int) -> None:
         if not version.startswith("0.0."):
+            close = self.text.find("]", start, end)
+            end = close + 1 if close >= 0 else start + 1 + len(version)
             raise self.error(
                 f"unsupported version {version!r}: relay_nb reads 0.0.5 (and 0.0.4)", start, end
             )
@@ -629,6 +780,7 @@ class _Converter:
         span = self.span(ns, ne)
         self._defined[name] = span
         self._def_index += 1
+        self._in_def = True
         self.push_mark()
         gv = self._gvars.get(name)
         if gv is None:
@@ -641,6 +793,7 @@ class _Converter:
     def def_end(self, c, s, e):
         gv, func = c[0][0], self._function(c[0], c[2], s, e)
         self.pop_mark()
+        self._in_def = False
         try:
             self.mod.add(gv, func, update=True)
         except RelayError as err:  # pragma: no cover - defensive
@@ -837,6 +990,9 @@ class _Converter:
     def let_head_typed(self, c, s, e):
         return self._let_head(c[1], c[3], s, e)
 
+    def let_head_fused(self, c, s, e):
+        return self._let_head(c[0], None, s, e)
+
     def _let_head(self, token: str, ann, s, e):
         vs, ve = self._token_span(token, s + 3)
         var = Var(token[1:], ann, span=self.span(vs, ve))
@@ -855,14 +1011,27 @@ class _Converter:
         self.pop_mark()
         return Let(var, value, c[1], span=self.span(s, e))
 
-    def graph_bind(self, c, s, e):
-        label = c[0]
+    def _bind_label(self, label: str, value: Expr) -> None:
         old = self._labels.get(label)
+        # first binding wins (TVM), except that a later def may reuse a number
         if old is None or old[1] != self._def_index:
-            self._labels[label] = (c[2], self._def_index)
+            self._labels[label] = (value, self._def_index)
+
+    def gb_first(self, c, s, e):
+        self._bind_label(c[0], c[1])
         return None
 
-    graph_bind_nosemi = graph_bind
+    def gb_first_sep(self, c, s, e):
+        self._bind_label(c[0], c[2])
+        return None
+
+    def gb_more(self, c, s, e):
+        self._bind_label(c[1], c[2])
+        return None
+
+    def gb_more_sep(self, c, s, e):
+        self._bind_label(c[1], c[3])
+        return None
 
     def graph_end(self, c, s, e):
         return c[1]
@@ -947,7 +1116,7 @@ class _Converter:
     def neg(self, c, s, e):
         x = c[1]
         if type(x) is Constant and x.data.ndim == 0 and x.data.dtype.kind in "if":
-            data = np.negative(x.data)
+            data = np.array(np.negative(x.data), dtype=x.data.dtype)
             data.flags.writeable = False
             return Constant(data, is_literal=x.is_literal, span=self.span(s, e))
         return Call(self.op("negative", s, e), (x,), None, span=self.span(s, e))
@@ -960,6 +1129,14 @@ class _Converter:
             return stack[-1]
         var = self._free.get(name)
         if var is not None:
+            return var
+        if not self._in_def:
+            # Outside a def, an unbound %name is a free variable, as if `free_var %name;`
+            # had been written: the seeds' fragments (`%1 = %a + %b`) read their inputs
+            # this way, and a bare module body gets them as @main's parameters.
+            var = Var(name, None, span=self.span(s, e))
+            self._free[name] = var
+            self._implicit.setdefault(name, var.span)
             return var
         visible = [n for n, st in self._names.items() if st] + list(self._free)
         close = difflib.get_close_matches(name, visible, n=1)
@@ -1076,9 +1253,9 @@ class _Converter:
     # -- meta references -----------------------------------------------------------------
     def _meta_entry(self, key: str, index: int) -> Any:
         entries = self._meta.get(key)
-        if entries is not None and 0 <= index < len(entries):
+        if entries is not None and 0 <= index < len(entries) and entries[index] is not None:
             return entries[index]
-        return _MISSING
+        return _MISSING  # (a null entry is a hole the printer left for a missing constant)
 
     def meta_ref(self, c, s, e):
         key, index, ty_text, ty_start = c[0]
@@ -1107,7 +1284,7 @@ class _Converter:
         try:
             lexer = Lexer(self.text, self.T.names, pos=start, endpos=start + len(text))
             lexer.make_span = self.span
-            return self.run("type_only", lexer, eof=start + len(text))
+            return self.run("type_only", lexer)
         except RelayError:
             while len(self._marks) > marks:
                 self.pop_mark()
@@ -1182,6 +1359,38 @@ class _Converter:
     def call(self, c, s, e):
         return self._call(c[0], c[2], (), s, e)
 
+    def ident_call(self, c, s, e):
+        callee = self.ident_ref(c, s, s + len(c[0]))
+        return self._call(callee, c[2], (), s, e)
+
+    def ident_call_args(self, c, s, e):
+        callee = self.ident_ref(c, s, s + len(c[0]))
+        return self._call(callee, (c[2], None), (), s, e)
+
+    def ident_call_attrs(self, c, s, e):
+        callee = self.ident_ref(c, s, s + len(c[0]))
+        return self._call(callee, (c[2], c[4]), (), s, e)
+
+    def arg_graph_first(self, c, s, e):
+        return [self.graph_ref(c, s, e)]
+
+    def arg_local_first(self, c, s, e):
+        return [self.local_ref(c, s, e)]
+
+    def arg_graph_more(self, c, s, e):
+        lst = c[0]
+        entry = self._labels.get(c[2])
+        if entry is None:
+            self.graph_ref([c[2]], e - len(c[2]), e)
+        lst.append(entry[0])
+        return lst
+
+    def arg_local_more(self, c, s, e):
+        lst = c[0]
+        stack = self._names.get(c[2][1:])
+        lst.append(stack[-1] if stack else self.local_ref([c[2]], e - len(c[2]), e))
+        return lst
+
     def call_targs(self, c, s, e):
         return self._call(c[0], c[5], tuple(c[2]), s, e)
 
@@ -1214,12 +1423,10 @@ class _Converter:
         return Call(callee, tuple(args), call_attrs, type_args, span=self.span(s, e))
 
     def _op_attrs(self, op: Op, attrs, s: int, e: int):
-        from ..op.registry import make_attrs
-
         if attrs:
-            key = (op.name, tuple((k, v) for k, v, _, _ in attrs))
+            key: Any = (op.name, tuple([(a[0], a[1]) for a in attrs]))
         else:
-            key = (op.name,)
+            key = op.name
         try:
             cached = self._attrs_cache.get(key, _MISSING)
         except TypeError:  # an unhashable value (never with parsed values)
@@ -1233,7 +1440,7 @@ class _Converter:
                     raise self.error(f"attribute {k} is given twice", a_s, a_e)
                 kwargs[k] = v
         try:
-            result = make_attrs(op, kwargs)
+            result = _registry().make_attrs(op, kwargs)
         except AttrError as err:
             raise AttrError(err.message, self._attr_span(err.message, attrs, s, e)) from None
         except RelayError as err:  # pragma: no cover - defensive
@@ -1257,8 +1464,35 @@ class _Converter:
     def attr(self, c, s, e):
         return (c[0], c[2], s, e)
 
+    def _fused_attr(self, token, s: int, e: int):
+        key, text = token
+        value = _ATTR_VALUES.get(text, _MISSING)
+        if value is _MISSING:
+            try:
+                value = _attr_value(text)
+            except ValueError as err:
+                raise self.error(str(err), s, e) from None
+            if len(_ATTR_VALUES) > 50_000:
+                _ATTR_VALUES.clear()
+            _ATTR_VALUES[text] = value
+        return (key, value, s, e)
+
+    def attr_first_fused(self, c, s, e):
+        return [self._fused_attr(c[0], s, e)]
+
+    def attr_more_fused(self, c, s, e):
+        key, text = c[2]
+        # the ATTR token is the last child: it starts where its text does
+        at = self.text.rfind(key, s, e - len(text))
+        lst = c[0]
+        lst.append(self._fused_attr(c[2], at, e))
+        return lst
+
     def av_number(self, c, s, e):
-        value, _, _ = self._read(c[0], s, e)
+        value = _ATTR_VALUES.get(c[0], _MISSING)
+        if value is _MISSING:
+            value, _, _ = self._read(c[0], s, e)
+            _ATTR_VALUES[c[0]] = value
         return value
 
     def av_true(self, c, s, e):
@@ -1271,16 +1505,10 @@ class _Converter:
         return c[0]
 
     def av_ident(self, c, s, e):
-        name = c[0]
-        if name in ("None", "nullptr"):
-            return None
-        from ..op.registry import is_valid_dtype
-
-        if is_valid_dtype(name):
-            return name  # dtype=float32 reads as dtype="float32"
-        raise self.error(
-            f"an attribute value cannot be the bare name {name} (write a string: \"{name}\")", s, e
-        )
+        try:
+            return _attr_name_value(c[0])
+        except ValueError as err:
+            raise self.error(str(err), s, e) from None
 
     def av_meta(self, c, s, e):
         key, index, _, _ = c[0]
@@ -1474,6 +1702,18 @@ class _Converter:
 
 
 _MISSING = object()
+_REGISTRY: Any = None
+
+
+def _registry():
+    """relay_nb.op.registry, imported on first use (it imports every op family)."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        from ..op import registry
+
+        _REGISTRY = registry
+    return _REGISTRY
+
 
 # The binary-operator rules (op_add -> ('add', 10, start, end), ...).
 for _rule, (_text, _name, _prec) in _BINOPS.items():
@@ -1504,14 +1744,16 @@ def _load_meta(conv: _Converter, text: str, init_meta_table) -> None:
             except ImportError:  # pragma: no cover - until syntax/metadata.py exists
                 parse_metadata = None
             if parse_metadata is not None:
+                at = lexer.eof
+                marker = conv.span(at, lexer.metadata_start or at + 1)
                 try:
-                    parsed = parse_metadata(lexer.metadata)
+                    parsed = parse_metadata(lexer.metadata, marker)
                 except RelayError as err:
-                    at = lexer.metadata_start or 0
-                    raise ParseError(f"bad #[metadata] section: {err.message}", conv.span(at, at + 1)) from None
+                    if err.span is not None:
+                        raise
+                    raise ParseError(f"bad #[metadata] section: {err.message}", marker) from None
                 except (ValueError, KeyError, TypeError) as err:
-                    at = lexer.metadata_start or 0
-                    raise ParseError(f"bad #[metadata] section: {err}", conv.span(at, at + 1)) from None
+                    raise ParseError(f"bad #[metadata] section: {err}", marker) from None
                 for key, entries in (parsed or {}).items():
                     table.setdefault(key, []).extend(entries)
     if init_meta_table:
@@ -1536,14 +1778,21 @@ def _prepare(text: Any, source_name: str, init_module, init_meta_table) -> tuple
 
 
 def _run_guarded(conv: _Converter, start: str, lexer: Lexer) -> Any:
+    # The parse allocates many small objects and frees none: CPython's cyclic GC would
+    # walk the growing heap again and again (quadratic on a 100,000-deep let chain).
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
-        return conv.run(start, lexer, eof=lambda: lexer.eof)
+        return conv.run(start, lexer)
     except RelayError:
         raise
     except RecursionError:  # pragma: no cover - the parser does not recurse
         raise ParseError("program too deeply nested") from None
     except Exception as exc:  # pragma: no cover - a bug: still no raw traceback for users
         raise ParseError(f"internal parser error ({type(exc).__name__}: {exc}); please report it") from exc
+    finally:
+        if gc_was_enabled:
+            gc.enable()
 
 
 def parse(
@@ -1590,6 +1839,10 @@ def parse(
         if conv._defined.get("main") is not None:
             span = body.span
             raise ParseError("the program has both a @main definition and a bare expression", span)
+        if isinstance(body, Function) and conv._implicit:
+            # a `fn` is @main itself: it cannot have inputs nobody binds
+            name, span = min(conv._implicit.items(), key=lambda kv: (kv[1].line, kv[1].column))
+            raise ParseError(f"undefined variable %{name}", span)
         if not isinstance(body, Function):
             from ..analysis.free_vars import free_vars
 

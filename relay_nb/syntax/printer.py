@@ -24,7 +24,14 @@ back to the same program (``parse(astext(p))`` is structurally equal to ``p``):
   infinities other than float32's ``inff`` / ``-inff``, dtypes without a literal (int8,
   uint8, ...) and every non-scalar constant go to the meta table;
 * local names are made readable by TVM: characters that are not identifier characters
-  (dots, ``-``, spaces ...) become ``_``.
+  (dots, ``-``, spaces ...) become ``_``;
+* an ``extern type`` (an ADT without constructors) comes after every other definition
+  (TVM stops reading definitions after one), and a function's first attribute is never a
+  dotted key (TVM finds attributes by ``identifier =`` lookahead);
+* an unsuffixed literal whose dtype type inference took from its context is written at
+  that dtype (``2.5f16``), since TVM has no suffix-less float literal;
+* a ``meta[...][i]`` reference whose entry is missing keeps its index; constants sent to
+  the meta table are numbered after it, and the hole is ``null`` in ``#[metadata]``.
 
 Nothing here recurses per node: expressions are printed by generators driven from an
 explicit stack (:meth:`_TextPrinter._drive`), types and patterns by loops, and the
@@ -37,7 +44,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import re
-from typing import Any, Iterator, Optional
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -103,7 +111,7 @@ def astext(
     obj: Any,
     show_meta_data: bool = True,
     form: str = "graph",
-    show_types: Optional[bool] = None,
+    show_types: bool | None = None,
     show_spans: bool = False,
 ) -> str:
     """``obj`` (an IRModule, an expression, a type or an ADT) as Relay text.
@@ -147,7 +155,7 @@ def astext(
     return text
 
 
-def pretty_print(obj: Any, form: str = "graph", show_types: Optional[bool] = None) -> str:
+def pretty_print(obj: Any, form: str = "graph", show_types: bool | None = None) -> str:
     """``obj`` as text the way TVM's ``str()`` shows it: no header, no metadata section.
 
     Meta references (``meta[relay.Constant][0]``) are still written where they occur.
@@ -163,7 +171,7 @@ def type_to_text(ty: Any) -> str:
     return _TypeWriter()(ty)
 
 
-def scalar_to_text(data: np.ndarray) -> Optional[str]:
+def scalar_to_text(data: np.ndarray) -> str | None:
     """The literal for a 0-d array (``3``, ``2i64``, ``0.5f``, ``1f16``, ``True``), or
     None when it has no literal spelling (NaN, non-float32 infinities, int8, uint8 ...
     and every array that is not 0-d): such constants go to the meta table."""
@@ -197,7 +205,18 @@ def float_to_text(x: Any) -> str:
     a = abs(float(x))
     if a == 0.0 or 1e-4 <= a < 1e16:
         return np.format_float_positional(x, unique=True, trim="-")
-    return np.format_float_scientific(x, unique=True, trim="-", exp_digits=2)
+    text = np.format_float_scientific(x, unique=True, trim="-", exp_digits=2)
+    limit = float(np.finfo(x.dtype).max)
+    if abs(float(text)) > limit:
+        # TVM rejects a literal whose decimal value exceeds the dtype's maximum even when
+        # it rounds to it (float32's shortest 3.4028235e+38): write more digits instead.
+        for precision in range(1, 40):
+            text = np.format_float_scientific(
+                x, precision=precision, unique=False, trim="-", exp_digits=2
+            )
+            if abs(float(text)) <= limit and x.dtype.type(text) == x:
+                break
+    return text
 
 
 # ----------------------------------------------------------------------------------------
@@ -213,6 +232,8 @@ _SCALAR_SUFFIX = {
     "float64": "f64",
 }
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
 _PLAIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 _IDENT_CHAR = re.compile(r"[A-Za-z0-9_]")
 
@@ -227,14 +248,14 @@ def _sanitize(name: str, prefix: str = "v") -> str:
     """
     if _PLAIN_NAME.match(name):
         return name
-    if not name or not ("a" <= name[0].lower() <= "z"):
+    if not name or not (name[0].isascii() and name[0].isalpha()):
         name = prefix + name
     out = []
     n = len(name)
     for i, ch in enumerate(name):
-        if _IDENT_CHAR.match(ch):
-            out.append(ch)
-        elif ch == "/" and out and out[-1] != "/" and i + 1 < n and _IDENT_CHAR.match(name[i + 1]):
+        if _IDENT_CHAR.match(ch) or (
+            ch == "/" and out and out[-1] != "/" and i + 1 < n and _IDENT_CHAR.match(name[i + 1])
+        ):
             out.append(ch)
         else:
             out.append("_")
@@ -262,15 +283,15 @@ def _quote(s: str) -> str:
 
 def _py_float_text(x: float) -> str:
     """An attribute float: the shortest text that reads back to the same Python float."""
-    if x != x:
+    if np.isnan(x):
         # No spelling exists for NaN (TVM writes the unreadable ``nanf`` too).
         return "nanf"
     if x in (float("inf"), float("-inf")):
         return "inff" if x > 0 else "-inff"
     s = repr(float(x))
-    if s.endswith(".0"):
-        s = s[:-2]
-    return s + "f"
+    s = s.removesuffix(".0")
+    # An `f` literal beyond float32's range is an error in TVM: those need `f64`.
+    return s + ("f64" if abs(x) > _FLOAT32_MAX else "f")
 
 
 def _has_entries(table: dict[str, list]) -> bool:
@@ -296,12 +317,17 @@ _ID = object()
 
 
 def _tkey(t: Any) -> Any:
-    """Types are values: equal types share one cache entry (unhashable ones by identity)."""
-    try:
-        hash(t)
+    """The cache key of a type: leaf types are values (equal types share one entry);
+    compound types go by identity, since hashing or comparing a deep one recurses."""
+    if type(t) is TensorType:
+        try:
+            hash(t)
+            return t
+        except TypeError:
+            pass
+    elif isinstance(t, (TypeVar, GlobalTypeVar, IncompleteType, str)):
         return t
-    except TypeError:
-        return (_ID, id(t))
+    return (_ID, id(t))
 
 
 def _dim_text(d: Any) -> str:
@@ -470,7 +496,7 @@ def _children(node: Expr, k: type) -> tuple:
 class _TextPrinter:
     """One print job: one temporary counter, one name table, one meta table."""
 
-    def __init__(self, show_types: Optional[bool], show_spans: bool) -> None:
+    def __init__(self, show_types: bool | None, show_spans: bool) -> None:
         self.show_types = show_types
         self.show_spans = show_spans
         self.memo: dict[Any, Any] = {}  # node -> doc (inline text, or its %N / %name)
@@ -494,18 +520,28 @@ class _TextPrinter:
                 uses[r] = 0
                 stack.append(r)
         reserve = self.meta_reserved
+        atomic = _ATOMIC
+        pop, push = stack.pop, stack.append
         while stack:
-            node = stack.pop()
-            for c in _children(node, _canon(type(node))):
+            node = pop()
+            t = type(node)
+            # The two shapes big programs grow in, inlined; the rest generically.
+            if t is Call:
+                kids = (node.op, *node.args)
+            elif t is Let:
+                kids = (node.value, node.body)
+            else:
+                kids = _children(node, _canon(t))
+            for c in kids:
                 tc = type(c)
-                if tc in _ATOMIC:
+                if tc in atomic:
                     if tc is MetaRef and c.index >= reserve.get(c.type_key, 0):
                         reserve[c.type_key] = c.index + 1
                     continue
                 n = uses.get(c)
                 if n is None:
                     uses[c] = 1
-                    stack.append(c)
+                    push(c)
                 else:
                     uses[c] = n + 1
 
@@ -565,12 +601,25 @@ class _TextPrinter:
         return ref
 
     def _constant(self, c: Constant) -> str:
-        text = scalar_to_text(c.data)
+        data = c.data
+        ty = c._checked_type
+        # An unsuffixed literal (`2.0`, `3`) whose dtype type inference set from its
+        # context: write it at that dtype (`2f16`), as TVM has no suffix-less floats.
+        if (
+            c.is_literal
+            and type(ty) is TensorType
+            and ty.shape == ()
+            and isinstance(ty.dtype, str)
+            and ty.dtype != data.dtype.name
+            and ty.dtype in _SCALAR_SUFFIX
+        ):
+            data = np.asarray(data, dtype=ty.dtype)
+        text = scalar_to_text(data)
         if text is None:
             text = self._meta_ref("relay.Constant", c)
         return text + self._info(c)
 
-    def _leaf(self, node: Expr) -> Optional[str]:
+    def _leaf(self, node: Expr) -> str | None:
         """The doc of an atomic node (memoized), or None for other nodes."""
         t = type(node)
         if t not in _ATOMIC:
@@ -617,6 +666,8 @@ class _TextPrinter:
             return self._constant(v)
         if isinstance(v, GlobalVar):
             return "@" + v.name_hint
+        if isinstance(v, MetaRef):
+            return f"meta[{v.type_key}][{v.index}]"
         if isinstance(v, Expr):
             return self._meta_ref("relay." + type(v).__name__, v)
         if isinstance(v, Type):
@@ -625,6 +676,9 @@ class _TextPrinter:
             return self._meta_ref(v.type_key, v)
         if isinstance(v, np.ndarray):
             return self._constant(Constant(v))
+        type_key = getattr(v, "type_key", None)
+        if isinstance(type_key, str):  # a MetaObject read from a #[metadata] section
+            return self._meta_ref(type_key, v)
         return _quote(str(v))
 
     def _call_attrs(self, op: Expr, attrs: Attrs) -> list[str]:
@@ -679,7 +733,14 @@ class _TextPrinter:
         if fn.type_params:
             head += "[" + ", ".join(_sanitize(tp.name_hint, "t") for tp in fn.type_params) + "]"
         params = [self._alloc_var(p) for p in fn.params]
-        params.extend(k + "=" + self._attr_value(v) for k, v in fn.attrs.items())
+        items = list(fn.attrs.items())
+        if items and "." in items[0][0]:
+            # TVM finds attributes by `identifier =` lookahead, so the first key must not
+            # be dotted (relay.reshape_only=1 only after another one, §9).
+            plain = next((i for i, (k, _) in enumerate(items) if "." not in k), None)
+            if plain is not None:
+                items.insert(0, items.pop(plain))
+        params.extend(k + "=" + self._attr_value(v) for k, v in items)
         head += "(" + ", ".join(params) + ") "
         if fn.ret_type is not None:
             head += "-> " + self._type(fn.ret_type) + " "
@@ -726,10 +787,40 @@ class _TextPrinter:
                 continue
             value = memo.get(child)
             if value is None:
-                value = self._leaf(child)
-                if value is None:
+                if type(child) is Call:
+                    # Fast path: a call whose operands are all printed needs no generator.
+                    doc = self._call_text(child)
+                    if doc is not None:
+                        inline = ctx != NOINLINE and self.uses.get(child, 0) <= 1
+                        value = self._finish(child, inline, doc)
+                        continue
                     stack.append(self._start(child, ctx))
+                elif type(child) in _ATOMIC:
+                    value = self._leaf(child)
+                else:
+                    value = self._leaf(child) if _canon(type(child)) in _ATOMIC else None
+                    if value is None:
+                        stack.append(self._start(child, ctx))
         return value
+
+    def _call_text(self, node: Call) -> str | None:
+        """The text of a call whose operands are all printed already, else None."""
+        memo = self.memo
+        args = []
+        for a in node.args:
+            d = memo.get(a)
+            if d is None:
+                return None
+            args.append(d)
+        op = node.op
+        d = memo.get(op)
+        if d is None:
+            return None
+        if node.attrs:
+            args.extend(self._call_attrs(op, node.attrs))
+        if type(op) is Constructor and not op.inputs and not node.args:
+            return d
+        return d + "(" + ", ".join(args) + ")"
 
     def _start(self, node: Expr, ctx: int) -> tuple:
         k = _canon(type(node))
@@ -762,7 +853,9 @@ class _TextPrinter:
         return (gen, node, inline)
 
     def _finish(self, node: Expr, inline: bool, doc: Any) -> Any:
-        if _canon(type(node)) in _COMMENTED:
+        if (self.show_types is not False or self.show_spans) and (
+            _CANON.get(type(node)) or _canon(type(node))
+        ) in _COMMENTED:
             info = self._info(node)
             if info:
                 doc = doc + info if type(doc) is str else [doc, info]
@@ -960,13 +1053,13 @@ def paused_gc() -> Iterator[None]:
         gc.enable()
 
 
-def _print(obj: Any, form: str, show_types: Optional[bool], show_spans: bool) -> tuple[str, dict]:
+def _print(obj: Any, form: str, show_types: bool | None, show_spans: bool) -> tuple[str, dict]:
     """(body text, meta table) of one print job."""
     with paused_gc():
         return _print_job(obj, form, show_types, show_spans)
 
 
-def _print_job(obj: Any, form: str, show_types: Optional[bool], show_spans: bool) -> tuple[str, dict]:
+def _print_job(obj: Any, form: str, show_types: bool | None, show_spans: bool) -> tuple[str, dict]:
     if form not in ("graph", "anf"):
         raise RelayError(f'unknown print form {form!r}: use "graph" or "anf"')
     if form == "anf":
@@ -992,11 +1085,11 @@ def _print_job(obj: Any, form: str, show_types: Optional[bool], show_spans: bool
 
 
 __all__ = [
-    "astext",
-    "pretty_print",
-    "type_to_text",
-    "scalar_to_text",
-    "float_to_text",
     "VERSION_HEADER",
+    "astext",
+    "float_to_text",
     "paused_gc",
+    "pretty_print",
+    "scalar_to_text",
+    "type_to_text",
 ]

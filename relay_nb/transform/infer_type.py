@@ -13,29 +13,25 @@ See :mod:`relay_nb.typing.infer` for how inference works.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any
-
 from ..ir.module import IRModule
 from ..typing.infer import infer_module
+from .infra import Pass, PassContext, PassInfo, register_pass
 
 
-class InferType:
-    """The type inference pass, as ``relay.transform.InferType()``.
+class InferType(Pass):
+    """The type inference pass, as ``relay.transform.InferType()`` (a module pass, opt level 0).
 
     >>> mod = relay.transform.InferType()(mod)
     >>> mod["main"].checked_type
     """
 
-    info = SimpleNamespace(name="InferType", opt_level=0, required=())
-
     def __init__(self) -> None:
-        self.info = InferType.info
+        self.info = PassInfo("InferType", 0)
         # Call -> type arguments inferred for calls of polymorphic functions, last run.
         self.type_args: dict = {}
         self.global_types: dict = {}
 
-    def __call__(self, mod: IRModule, ctx: Any = None) -> IRModule:
+    def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
         new = mod.copy()
         env = infer_module(new)
         self.type_args = env.type_args
@@ -44,6 +40,9 @@ class InferType:
 
     def __repr__(self) -> str:
         return "InferType()"
+
+
+register_pass("InferType", InferType)
 
 
 __all__ = ["InferType"]

@@ -59,7 +59,8 @@ dataflow chain converts at Python's default recursion limit.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..errors import RelayError
 from ..ir.expr import (
@@ -165,7 +166,9 @@ def _convert(expr: Expr) -> Expr:
         if _kind(type(body)) is None:
             return expr
         new_body = _Converter(body).run()
-        new = Function(expr.params, new_body, expr.ret_type, expr.type_params, expr.attrs, span=expr.span)
+        new = Function(
+            expr.params, new_body, expr.ret_type, expr.type_params, expr.attrs, span=expr.span
+        )
         if expr._checked_type is not None:
             new.set_checked_type(expr._checked_type)
         return new
@@ -304,11 +307,37 @@ class _Converter:
                 continue
             value = memo.get(child)
             if value is None:
-                if _kind(type(child)) is None:
+                k = _kind(type(child))
+                if k is None:
                     value = child
+                elif k is Call:
+                    # Fast path: a call whose operands are atoms or converted already.
+                    value = self._quick_call(child)
+                    if value is None:
+                        stack.append((self._start(child), child))
+                    else:
+                        memo[child] = value
                 else:
                     stack.append((self._start(child), child))
         return value
+
+    def _quick_call(self, node: Call):
+        memo, kinds = self.memo, _KIND
+        news = []
+        changed = False
+        for o in (*node.args, node.op):
+            if kinds.get(type(o), _UNKNOWN) is None:
+                news.append(o)
+                continue
+            a = memo.get(o)
+            if a is None:
+                return None
+            news.append(a)
+            changed = True
+        if not changed:
+            return self._bind(node, node)
+        new = Call(news[-1], tuple(news[:-1]), node.attrs, node.type_args, span=node.span)
+        return self._bind(node, new)
 
     def _start(self, node: Expr) -> Iterator:
         k = _kind(type(node))
@@ -326,7 +355,9 @@ class _Converter:
         """Bind the converted ``value`` of ``node`` in ``node``'s scope; its variable."""
         var = self.name_for.pop(node, None)
         ty = node._checked_type
-        if var is None:
+        if var is not None:
+            self.pending.pop(var, None)  # bound from here on: no longer being defined
+        else:
             var = Var("x", span=node.span)
             if ty is not None:
                 var.set_checked_type(ty)  # a cache, so the printer can show it
@@ -416,7 +447,9 @@ class _Converter:
         if node not in self.subs:  # opaque (Primitive / Compiler): kept as it is
             return self._bind(node, node)
         body = yield from self._block(node.body, self.subs[node][0])
-        new = Function(node.params, body, node.ret_type, node.type_params, node.attrs, span=node.span)
+        new = Function(
+            node.params, body, node.ret_type, node.type_params, node.attrs, span=node.span
+        )
         return self._bind(node, new)
 
     def _g_match(self, node: Match):
@@ -441,12 +474,23 @@ class _Converter:
             else:
                 atom = memo.get(value)
                 if atom is None:
-                    if scope_of[value] == s and value not in name_for and type(value) is not Let:
-                        name_for[value] = var  # bind the value directly to the let's var
+                    # Bind the value (for a let-valued let: the result of its chain)
+                    # directly to the let's variable when it is first computed here.
+                    target = value
+                    while type(target) is Let and target not in memo:
+                        target = target.body
+                    if (
+                        target not in memo
+                        and _kind(type(target)) is not None
+                        and type(target) is not Let
+                        and scope_of[target] == s
+                        and target not in name_for
+                    ):
+                        name_for[target] = var
                     if type(value) in _MAY_RECURSE:
                         pending[var] = self.depth[s]
                         atom = yield value
-                        del pending[var]
+                        pending.pop(var, None)
                     else:
                         atom = yield value
                 if atom is not var:

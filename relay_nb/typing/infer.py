@@ -1,4 +1,4 @@
-"""Type inference for Relay: constraint generation, solving, and generalization.
+r"""Type inference for Relay: constraint generation, solving, and generalization.
 
 How it works
 ------------
@@ -12,7 +12,7 @@ How it works
   relation immediately on its argument types.  In the common case (annotated parameters)
   every relation is solved on the spot and no unknown is ever created but the call's
   result.
-* **Otherwise, constraints.**  Unknowns are :class:`IncompleteType`\\ s in a union-find
+* **Otherwise, constraints.**  Unknowns are :class:`IncompleteType`\ s in a union-find
   (:mod:`relay_nb.typing.unify`); relations that cannot be solved yet are parked on the
   unknowns they mention and re-run when one gets bound (:mod:`relay_nb.typing.solver`).
 * **Generalization.**  When a component is done, unsuffixed literals that nothing
@@ -20,8 +20,17 @@ How it works
   type becomes a type parameter of it; the relations still pending on those unknowns become
   its ``type_constraints``.  ``def @f(%x, %y) { add(%x, %y) }`` gets
   ``fn [A, B, C](A, B) -> C where Broadcast(A, B, C)``, and each call of ``@f`` instantiates
-  fresh unknowns and re-checks ``Broadcast`` on the actual argument types.  Globals are
-  inferred callee first; mutually recursive globals share one component.
+  fresh unknowns and re-checks ``Broadcast`` on the actual argument types.  (A literal tied
+  by such a relation to a parameter stays polymorphic too: ``def @inc(%x) { %x + 1 }``
+  works on float32 and int8.)  Globals are inferred callee first; mutually recursive
+  globals share one component.  Let-bound functions are not generalized (as in TVM) unless
+  they declare type parameters (``fn [t](%x: t) -> t``), which are rigid in the body.
+* **Where clauses** (``fn (%x, %y) where Broadcast {...}``, kept by the parser in the
+  function's ``type_constraints`` attribute) are relations over the function's own types;
+  on a function with type parameters they are assumed in its body and checked at calls.
+* **Errors** are :class:`RelayTypeError`\ s at the offending node's span; a relation's own
+  message gets the operator's name in front (``add: shapes (2, 3) and (4, 3) do not
+  broadcast``).
 
 Entry points: :func:`infer_module` (what ``relay.transform.InferType`` runs),
 :func:`infer_type` for one expression, :func:`check_type`.
@@ -29,9 +38,9 @@ Entry points: :func:`infer_module` (what ``relay.transform.InferType`` runs),
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from typing import Any
 
-from ..errors import RelayError, RelayTypeError
+from ..errors import RelayError, RelayInternalError, RelayTypeError
 from ..ir.expr import (
     Call,
     Constant,
@@ -61,7 +70,6 @@ from ..ir.ty import (
     BOOL,
     UNIT,
     FuncType,
-    GlobalTypeVar,
     IncompleteType,
     Kind,
     RefType,
@@ -92,7 +100,9 @@ def _tuple_get_item(types: list, num_inputs: int, index: int, reporter: Any) -> 
     if isinstance(t, IncompleteType):
         return False
     if not isinstance(t, TupleType):
-        raise RelayTypeError(f"cannot take field {index} of a value of type {type_text(t)}: it is not a tuple")
+        raise RelayTypeError(
+            f"cannot take field {index} of a value of type {type_text(t)}: it is not a tuple"
+        )
     if not 0 <= index < len(t.fields):
         raise RelayTypeError(f"tuple index {index} out of range for a {len(t.fields)}-tuple")
     reporter.assign(types[1], t.fields[index])
@@ -117,6 +127,8 @@ class _Env:
         self._op_types: dict[tuple, FuncType] = {}
         self._const_types: dict[tuple, TensorType] = {}
         self.typed_ops: set = set()
+        # Generalized dtype parameters that came from literals -> their default dtype.
+        self.literal_params: dict[TypeVar, str] = {}
         from ..op.registry import get_column
 
         self._rel_col = get_column("type_rel")
@@ -195,7 +207,9 @@ class _Env:
             # Tolerate a front end that made new TypeVar objects with the parameters' names.
             found = {}
             collect_vars(t, found, (TypeVar,))
-            rename = {v: by_name[v.name_hint] for v in found if v not in params and v.name_hint in by_name}
+            rename = {
+                v: by_name[v.name_hint] for v in found if v not in params and v.name_hint in by_name
+            }
             inputs.append(subst(t, rename) if rename else t)
         ft = FuncType(tuple(inputs), TypeCall(ctor.belong_to, params), params)
         self.ctor_types[ctor] = ft
@@ -224,6 +238,10 @@ def _callee_label(op: Any) -> str:
     return "the callee"
 
 
+def _rel_name(rel: Any) -> str:
+    return getattr(rel, "name", None) or getattr(rel, "__name__", "relation")
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -245,6 +263,8 @@ class _Checker(TypeSolver):
         self.ground: set = set()
         self.members: dict[str, FuncType] = {}
         self.call_inst: list = []
+        # `where` constraints of polymorphic functions: true inside their bodies.
+        self.assumptions: list = []
         self._names = 0
         self._enter = {
             Var: self._enter_var,
@@ -386,6 +406,7 @@ class _Checker(TypeSolver):
         else:
             t = self.env.const_type(data.shape, dtype)
             self.types[c] = t
+            self.ground.add(c)
             _set_checked(c, t)
 
     def _enter_op(self, op: Op, push: Any) -> None:
@@ -423,7 +444,9 @@ class _Checker(TypeSolver):
                     self._exit[type(node)] = self._exit[klass]
                 handler(node, push)
                 return
-        raise RelayTypeError(f"cannot type a {type(node).__name__}: not a Relay expression", _span(node))
+        raise RelayTypeError(
+            f"cannot type a {type(node).__name__}: not a Relay expression", _span(node)
+        )
 
     # -- calls ---------------------------------------------------------------------------
     def _exit_call(self, node: Call) -> None:
@@ -460,9 +483,16 @@ class _Checker(TypeSolver):
             self._explicit_op_type_args(node, op, tys)
         args_t = tuple(tys)
         try:
-            solved = rel(tys, len(args), node.attrs, self)
+            for t in tys:
+                if type(t) is TypeVar:  # a rigid type parameter: see TypeSolver.try_solve
+                    solved = False
+                    break
+            else:
+                solved = rel(tys, len(args), node.attrs, self)
         except Exception as e:
-            raise relation_error(e, rel, op.name, node) from (None if isinstance(e, RelayError) else e)
+            raise relation_error(e, rel, op.name, node) from (
+                None if isinstance(e, RelayError) else e
+            )
         if solved:
             return self.resolve(out)
         p = Pending(rel, args_t, len(args), node.attrs, node, op.name)
@@ -480,7 +510,12 @@ class _Checker(TypeSolver):
             )
         for i, (t, ta) in enumerate(zip(tys, targs)):
             ta = self.annot(ta, node, f"type argument {i} of {op.name}")
-            self.unify_at(t, ta, node, lambda: f"{op.name}: type argument {i} is {self.text(ta)}, found {self.text(t)}")
+            self.unify_at(
+                t,
+                ta,
+                node,
+                lambda: f"{op.name}: type argument {i} is {self.text(ta)}, found {self.text(t)}",
+            )
 
     def _fn_call(self, node: Call, op: Any) -> Any:
         label = _callee_label(op)
@@ -494,7 +529,12 @@ class _Checker(TypeSolver):
         declared = None
         if type(ct) is IncompleteType:
             ft = FuncType(tuple(self.fresh() for _ in args), self.fresh())
-            self.unify_at(ct, ft, node, lambda: f"{label} cannot be called with {_plural(len(args), 'argument')}")
+            self.unify_at(
+                ct,
+                ft,
+                node,
+                lambda: f"{label} cannot be called with {_plural(len(args), 'argument')}",
+            )
         elif type(ct) is FuncType:
             ft = ct
             if ft.type_params or ft.type_constraints or node.type_args:
@@ -557,7 +597,11 @@ class _Checker(TypeSolver):
             t = types.get(p)
             if t is None:
                 ann = p.type_annotation
-                t = self.annot(ann, p, f"annotation of %{p.name_hint}") if ann is not None else self.fresh()
+                t = (
+                    self.annot(ann, p, f"annotation of %{p.name_hint}")
+                    if ann is not None
+                    else self.fresh()
+                )
                 self.record(p, t)
             params.append(t)
         for tp in fn.type_params:
@@ -567,9 +611,38 @@ class _Checker(TypeSolver):
             ret = self.annot(fn.ret_type, fn, "return type annotation")
         else:
             ret = self.fresh()
-        ft = FuncType(tuple(params), ret, fn.type_params)
+        cons = self._where_clauses(fn, params, ret)
+        if cons and fn.type_params:
+            # Assumed inside the body, checked at every call (after instantiation).
+            ft = FuncType(tuple(params), ret, fn.type_params, cons)
+            self.assumptions.extend(cons)
+        else:
+            ft = FuncType(tuple(params), ret, fn.type_params)
+            # A monomorphic function's constraints must simply hold for its own types.
+            for c in cons:
+                self.add_relation(
+                    c.func, c.args, c.num_inputs, c.attrs, fn, f"where {_rel_name(c.func)}"
+                )
         self.fn_pre[fn] = ft
         return ft
+
+    def _where_clauses(self, fn: Function, params: list, ret: Any) -> tuple:
+        """``fn (%x, %y) where Broadcast {...}``: the parser keeps the relations in the
+        function's ``type_constraints`` attribute; a relation without arguments holds over
+        (parameter types..., result type)."""
+        attrs = fn.attrs
+        if not attrs or "type_constraints" not in attrs:
+            return ()
+        out = []
+        for c in attrs["type_constraints"]:
+            if type(c) is not TypeRelation or not callable(c.func):
+                raise RelayTypeError(f"bad type constraint {c!r} on a function", fn.span)
+            if c.args:
+                args = tuple(self.annot(a, fn, f"where clause {_rel_name(c.func)}") for a in c.args)
+                out.append(TypeRelation(c.func, args, c.num_inputs, c.attrs))
+            else:
+                out.append(TypeRelation(c.func, tuple(params) + (ret,), len(params), c.attrs))
+        return tuple(out)
 
     def _enter_function(self, fn: Function, push: Any) -> None:
         self.pre_function(fn)
@@ -581,14 +654,25 @@ class _Checker(TypeSolver):
         ft = self.fn_pre[fn]
         body_t = self.types[fn.body]
         if fn.ret_type is not None:
+            tail = fn.body
+            while type(tail) is Let:  # point at the expression that is returned
+                tail = tail.body
+            if type(tail) is Var:  # a variable's span is its binding site, not this use
+                tail = fn.body
             self.unify_at(
                 ft.ret_type,
                 body_t,
-                fn.body if _span(fn.body) is not None else fn,
-                lambda: f"function declared to return {self.text(ft.ret_type)} but its body has type {self.text(body_t)}",
+                tail
+                if _span(tail) is not None
+                else (fn.body if _span(fn.body) is not None else fn),
+                lambda: (
+                    f"function declared to return {self.text(ft.ret_type)} but its body has type {self.text(body_t)}"
+                ),
             )
         else:
-            self.unify_at(ft.ret_type, body_t, fn, lambda: "the function's result type would be infinite")
+            self.unify_at(
+                ft.ret_type, body_t, fn, lambda: "the function's result type would be infinite"
+            )
         self.record(fn, ft)
 
     def _enter_let(self, let: Let, push: Any) -> None:
@@ -601,7 +685,12 @@ class _Checker(TypeSolver):
             if ann is not None:
                 ann = self.annot(ann, v, f"annotation of %{v.name_hint}")
                 self.unify_at(
-                    ann, ft, let, lambda: f"let %{v.name_hint} is annotated {self.text(ann)} but its value has type {self.text(ft)}"
+                    ann,
+                    ft,
+                    let,
+                    lambda: (
+                        f"let %{v.name_hint} is annotated {self.text(ann)} but its value has type {self.text(ft)}"
+                    ),
                 )
             self.bind_var(v, ft)
         elif ann is not None:
@@ -625,7 +714,9 @@ class _Checker(TypeSolver):
                     vt,
                     value_t,
                     let.value if _span(let.value) is not None else let,
-                    lambda: f"let %{v.name_hint} is annotated {self.text(vt)} but its value has type {self.text(value_t)}",
+                    lambda: (
+                        f"let %{v.name_hint} is annotated {self.text(vt)} but its value has type {self.text(value_t)}"
+                    ),
                 )
             push((let, 2))
             if let.body not in types:
@@ -657,7 +748,9 @@ class _Checker(TypeSolver):
         i = node.index
         if type(t) is TupleType:
             if not 0 <= i < len(t.fields):
-                raise RelayTypeError(f"tuple index {i} out of range for a {len(t.fields)}-tuple", node.span)
+                raise RelayTypeError(
+                    f"tuple index {i} out of range for a {len(t.fields)}-tuple", node.span
+                )
             self.record(node, t.fields[i])
         elif type(t) is IncompleteType:
             out = self.fresh()
@@ -665,7 +758,8 @@ class _Checker(TypeSolver):
             self.record(node, out)
         else:
             raise RelayTypeError(
-                f"cannot take field {i} of a value of type {self.text(t)}: it is not a tuple", node.span
+                f"cannot take field {i} of a value of type {self.text(t)}: it is not a tuple",
+                node.span,
             )
 
     # -- if / match -------------------------------------------------------------------------
@@ -684,7 +778,8 @@ class _Checker(TypeSolver):
                 self.unify(ct, BOOL)
             except UnifyError:
                 raise RelayTypeError(
-                    f"if condition must be bool, found {self.text(ct)}", _span(node.cond) or node.span
+                    f"if condition must be bool, found {self.text(ct)}",
+                    _span(node.cond) or node.span,
                 ) from None
         tt = types[node.true_branch]
         ft = types[node.false_branch]
@@ -693,7 +788,9 @@ class _Checker(TypeSolver):
                 tt,
                 ft,
                 node,
-                lambda: f"if branches have different types: then-branch {self.text(tt)}, else-branch {self.text(ft)}",
+                lambda: (
+                    f"if branches have different types: then-branch {self.text(tt)}, else-branch {self.text(ft)}"
+                ),
             )
         self.record(node, tt)
 
@@ -727,7 +824,9 @@ class _Checker(TypeSolver):
                     t,
                     ct,
                     c.rhs if _span(c.rhs) is not None else (c if c.span is not None else node),
-                    lambda: f"match arms have different types: arm 0 has type {self.text(t)}, arm {i} has type {self.text(ct)}",
+                    lambda: (
+                        f"match arms have different types: arm 0 has type {self.text(t)}, arm {i} has type {self.text(ct)}"
+                    ),
                 )
         if node.complete:
             missing = unmatched_cases(node, self.mod)
@@ -755,7 +854,9 @@ class _Checker(TypeSolver):
                         ann,
                         t,
                         p if p.span is not None else match,
-                        lambda: f"pattern variable %{v.name_hint} is annotated {self.text(ann)} but matches a value of type {self.text(t)}",
+                        lambda: (
+                            f"pattern variable %{v.name_hint} is annotated {self.text(ann)} but matches a value of type {self.text(t)}"
+                        ),
                     )
                 self.bind_var(v, t)
             elif cls is PatternConstructor:
@@ -767,8 +868,10 @@ class _Checker(TypeSolver):
                     t,
                     adt,
                     p if p.span is not None else match,
-                    lambda: f"pattern {ctor.name_hint} matches values of type {type_text(cft.ret_type)}, "
-                    f"but the value has type {self.text(t)}",
+                    lambda: (
+                        f"pattern {ctor.name_hint} matches values of type {type_text(cft.ret_type)}, "
+                        f"but the value has type {self.text(t)}"
+                    ),
                 )
                 if len(p.patterns) != len(mono.arg_types):
                     raise RelayTypeError(
@@ -789,7 +892,9 @@ class _Checker(TypeSolver):
                         t,
                         TupleType(fields),
                         p if p.span is not None else match,
-                        lambda: f"a tuple pattern with {_plural(n, 'field')} cannot match a value of type {self.text(t)}",
+                        lambda: (
+                            f"a tuple pattern with {_plural(n, 'field')} cannot match a value of type {self.text(t)}"
+                        ),
                     )
                 for sub, ft in zip(reversed(p.patterns), reversed(fields)):
                     stack.append((sub, ft))
@@ -816,7 +921,9 @@ class _Checker(TypeSolver):
             self.record(node, rt.value)
             return
         out = self.fresh()
-        self.unify_at(rt, RefType(out), node, lambda: f"ref_read expects a reference, found {self.text(rt)}")
+        self.unify_at(
+            rt, RefType(out), node, lambda: f"ref_read expects a reference, found {self.text(rt)}"
+        )
         self.record(node, out)
 
     def _enter_ref_write(self, node: RefWrite, push: Any) -> None:
@@ -850,18 +957,63 @@ class _Checker(TypeSolver):
                 used.add(name)
                 return name
 
+    def fresh_for(self, param: TypeVar) -> Any:
+        default = self.env.literal_params.get(param)
+        if default:
+            return self.literal_dtype(default)
+        return self.fresh(param.kind)
+
+    def default_literals(self, members: list) -> None:
+        """Unconstrained literals take their default dtype, except the ones tied by a
+        pending relation to a member's parameters: ``def @inc(%x) { %x + 1 }`` keeps the
+        literal's dtype polymorphic, so ``@inc`` also works on float32."""
+        if not self.literals:
+            return
+        keep: set = set()
+        if members and self.pending:
+            resolve = self.resolve
+            unsolved = self.unsolved()
+            info = []
+            by_var: dict = {}
+            for idx, p in enumerate(unsolved):
+                found: dict = {}
+                for a in p.args:
+                    collect_vars(resolve(a), found)
+                info.append(found)
+                for v in found:
+                    by_var.setdefault(v, []).append(idx)
+            seeds: dict = {}
+            for _, fn in members:
+                for a in self.fn_pre[fn].arg_types:
+                    collect_vars(resolve(a), seeds)
+            queue = list(seeds)
+            seen = set(queue)
+            done: set = set()
+            while queue:
+                v = queue.pop()
+                for idx in by_var.get(v, ()):
+                    if idx in done:
+                        continue
+                    done.add(idx)
+                    for w in info[idx]:
+                        if w not in seen:
+                            seen.add(w)
+                            queue.append(w)
+            keep = seen
+        i = 0
+        while i < len(self.literals):  # the list grows when two literals merge
+            r = self.find(self.literals[i])
+            if type(r) is IncompleteType and r.default and r not in keep:
+                self._bind(r, r.default)
+            i += 1
+
     def finish(self, members: list) -> dict:
         """Solve what is left, generalize ``members`` ([(name, Function)]), set checked types.
 
         Returns {name: generalized FuncType}.
         """
         self.drain()
-        i = 0
-        while i < len(self.literals):  # the list grows when two literals merge
-            r = self.find(self.literals[i])
-            if type(r) is IncompleteType and r.default:
-                self._bind(r, r.default)
-            i += 1
+        self.default_literals(members)
         self.drain()
         unsolved = self.unsolved()
         resolve = self.resolve
@@ -884,9 +1036,17 @@ class _Checker(TypeSolver):
                     + ", ".join(type_text(resolve(a)) for a in p.args[: p.num_inputs]),
                     _span(p.node),
                 )
+        # Relations that a polymorphic function's `where` clause assumes are discharged.
+        discharged: set = set()
+        if self.assumptions:
+            assumed = {resolve(c) for c in self.assumptions}
+            for idx, p in enumerate(unsolved):
+                mine = TypeRelation(p.rel, tuple(resolve(a) for a in p.args), p.num_inputs, p.attrs)
+                if mine in assumed:
+                    discharged.add(idx)
         var_map: dict = {}
         results: dict = {}
-        attached: set = set()
+        attached: set = set(discharged)
         for name, fn in members:
             ft = resolve(self.fn_pre[fn])
             seeds: dict = {}
@@ -901,7 +1061,7 @@ class _Checker(TypeSolver):
             while queue:
                 v = queue.pop()
                 for idx in by_var.get(v, ()):
-                    if idx in cons_seen:
+                    if idx in cons_seen or idx in discharged:
                         continue
                     cons_seen.add(idx)
                     cons_idx.append(idx)
@@ -917,22 +1077,31 @@ class _Checker(TypeSolver):
                     tv = var_map.get(v)
                     if tv is None:
                         tv = var_map[v] = TypeVar(self._fresh_name(used), v.kind)
+                        if v.default:
+                            # a literal's dtype, polymorphic: instances are literals again
+                            self.env.literal_params[tv] = v.default
                     new_params.append(tv)
-            cons = tuple(
-                TypeRelation(
-                    unsolved[idx].rel,
-                    tuple(subst(resolve(a), var_map) for a in unsolved[idx].args),
-                    unsolved[idx].num_inputs,
-                    unsolved[idx].attrs,
+            cons: list = []
+            cons_set: set = set()
+            for c in ft.type_constraints:  # the function's own `where` clauses
+                c = subst(c, var_map)
+                if c not in cons_set:
+                    cons_set.add(c)
+                    cons.append(c)
+            for idx in sorted(cons_idx):
+                p = unsolved[idx]
+                c = TypeRelation(
+                    p.rel, tuple(subst(resolve(a), var_map) for a in p.args), p.num_inputs, p.attrs
                 )
-                for idx in sorted(cons_idx)
-            )
+                if c not in cons_set:
+                    cons_set.add(c)
+                    cons.append(c)
             attached.update(cons_idx)
             results[name] = FuncType(
                 tuple(subst(a, var_map) for a in ft.arg_types),
                 subst(ft.ret_type, var_map),
                 tuple(fn.type_params) + tuple(new_params),
-                cons,
+                tuple(cons),
                 fn.ret_type.span if isinstance(fn.ret_type, (TensorType, FuncType)) else None,
             )
         for idx, p in enumerate(unsolved):
@@ -1034,6 +1203,20 @@ def global_sccs(mod: Any) -> list[list[str]]:
 # --- entry points ----------------------------------------------------------------------------
 
 
+def _guarded(fn: Any) -> Any:
+    """Run ``fn()``, turning a stack overflow or a stray Python error into a RelayError."""
+    try:
+        return fn()
+    except RelayError:
+        raise
+    except RecursionError:
+        raise RelayTypeError("type inference ran out of stack on a deeply nested type") from None
+    except Exception as e:  # a bug: still no raw traceback for a notebook user
+        raise RelayInternalError(
+            f"InferType failed unexpectedly ({type(e).__name__}: {e}); please report it"
+        ) from e
+
+
 def infer_module(mod: Any) -> _Env:
     """Type-check every definition of ``mod`` in place (sets ``checked_type`` on its nodes).
 
@@ -1041,7 +1224,8 @@ def infer_module(mod: Any) -> _Env:
     ``.type_args`` (Call -> the type arguments inferred for a polymorphic callee).
     """
     env = _Env(mod)
-    try:
+
+    def run_all() -> None:
         for tdata in mod.type_definitions.values():
             check_type_data(tdata, mod)
             for ctor in tdata.constructors:
@@ -1058,8 +1242,8 @@ def infer_module(mod: Any) -> _Env:
             for name, t in results.items():
                 env.global_types[name] = t
                 _set_checked(gvars[name], t)
-    except RecursionError:
-        raise RelayTypeError("type inference ran out of stack on a deeply nested type") from None
+
+    _guarded(run_all)
     return env
 
 
@@ -1073,16 +1257,19 @@ def infer_type(expr: Expr, mod: Any = None) -> Type:
     """
     env = infer_module(mod) if mod is not None else _Env(None)
     run = _Checker(env)
-    try:
+
+    def run_expr() -> Type:
         if isinstance(expr, Function):
             run.pre_function(expr)
             run.check(expr)
             return run.finish([(None, expr)])[None]
         t = run.check(expr)
         run.finish([])
-        return expr.checked_type if expr._checked_type is not None else run.zonk(t, {}, set())
-    except RecursionError:
-        raise RelayTypeError("type inference ran out of stack on a deeply nested type") from None
+        if expr._checked_type is not None:
+            return expr._checked_type
+        return run.zonk(t, {}, set())
+
+    return _guarded(run_expr)
 
 
 def check_type(expr: Expr, expected: Type, mod: Any = None) -> Type:
@@ -1103,4 +1290,11 @@ def type_args_of(call: Call, env: _Env) -> tuple:
     return env.type_args.get(call, call.type_args)
 
 
-__all__ = ["infer_module", "infer_type", "check_type", "global_sccs", "TUPLE_GET_ITEM", "type_args_of"]
+__all__ = [
+    "infer_module",
+    "infer_type",
+    "check_type",
+    "global_sccs",
+    "TUPLE_GET_ITEM",
+    "type_args_of",
+]

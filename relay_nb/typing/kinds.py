@@ -60,7 +60,9 @@ def check_kinds(t: Any, mod: Any = None, span: Any = None, what: str = "annotati
                 break
         else:
             if not _valid_dtype(t.dtype):
-                raise RelayTypeError(f"unknown dtype {t.dtype!r} in {what} {type_text(t)}", _where(t, span))
+                raise RelayTypeError(
+                    f"unknown dtype {t.dtype!r} in {what} {type_text(t)}", _where(t, span)
+                )
             return t
     try:
         return _check(t, mod, span, what)
@@ -118,7 +120,9 @@ def _check(t: Any, mod: Any, span: Any, what: str) -> Any:
         dtype = t.dtype
         if type(dtype) is str:
             if not _valid_dtype(dtype):
-                raise RelayTypeError(f"unknown dtype {dtype!r} in {what} {type_text(t)}", _where(t, span))
+                raise RelayTypeError(
+                    f"unknown dtype {dtype!r} in {what} {type_text(t)}", _where(t, span)
+                )
         elif type(dtype) is TypeVar:
             if dtype.kind is not Kind.BaseType:
                 raise RelayTypeError(
@@ -152,7 +156,9 @@ def _check(t: Any, mod: Any, span: Any, what: str) -> Any:
             if mod is not None:
                 tdata = mod.type_definitions.get(func)
                 if tdata is None:
-                    raise RelayTypeError(f"type {func.name_hint} is not defined (in {what})", _where(t, span))
+                    raise RelayTypeError(
+                        f"type {func.name_hint} is not defined (in {what})", _where(t, span)
+                    )
                 if len(tdata.type_vars) != len(t.args):
                     n = len(tdata.type_vars)
                     raise RelayTypeError(
@@ -163,7 +169,9 @@ def _check(t: Any, mod: Any, span: Any, what: str) -> Any:
         elif type(func) is TypeVar:
             pass
         else:
-            raise RelayTypeError(f"{type_text(func)} is not a type constructor (in {what})", _where(t, span))
+            raise RelayTypeError(
+                f"{type_text(func)} is not a type constructor (in {what})", _where(t, span)
+            )
         args = tuple(_check(a, mod, span, what) for a in t.args)
         if all(a is b for a, b in zip(args, t.args)):
             return t

@@ -65,7 +65,7 @@ def is_known(t: Type) -> bool:
     Unknown types, and tensors whose *shape* is unknown, are not; a dtype unknown (from a
     literal) is fine — relations unify dtypes through the reporter.
     """
-    if isinstance(t, IncompleteType):
+    if isinstance(t, (IncompleteType, TypeVar)):
         return False
     if isinstance(t, TensorType):
         return isinstance(t.shape, tuple) and not any(isinstance(d, (IncompleteType, TypeVar)) for d in t.shape)
@@ -98,9 +98,9 @@ def forward_relation(name: str) -> Callable[[Callable[..., Type]], Relation]:
 def expect_tensor(t: Type, what: str = "argument") -> TensorType:
     """``t`` as a TensorType, or a RelayTypeError saying what was found instead."""
     if not isinstance(t, TensorType):
-        from ..syntax.printer import type_to_text
+        from .text import type_text
 
-        raise RelayTypeError(f"{what} must be a tensor, found {type_to_text(t)}")
+        raise RelayTypeError(f"{what} must be a tensor, found {type_text(t)}")
     return t
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..errors import RelayError, RelayTypeError
-from ..ir.ty import FuncType, IncompleteType, Kind, TensorType, Type
+from ..ir.ty import FuncType, IncompleteType, TensorType, Type, TypeVar
 from .text import type_text
 from .unify import Unifier, UnifyError, collect_vars, subst
 
@@ -28,7 +28,17 @@ from .unify import Unifier, UnifyError, collect_vars, subst
 class Pending:
     """One relation instance waiting to be solved."""
 
-    __slots__ = ("rel", "args", "num_inputs", "attrs", "node", "label", "done", "queued", "watching")
+    __slots__ = (
+        "rel",
+        "args",
+        "num_inputs",
+        "attrs",
+        "node",
+        "label",
+        "done",
+        "queued",
+        "watching",
+    )
 
     def __init__(self, rel: Any, args: tuple, num_inputs: int, attrs: Any, node: Any, label: str):
         self.rel = rel
@@ -134,15 +144,27 @@ class TypeSolver(Unifier):
         return p
 
     def try_solve(self, p: Pending, types: list) -> bool:
-        """Run the relation once on resolved ``types``; errors get the label and span."""
+        """Run the relation once on resolved ``types``; errors get the label and span.
+
+        An input that is a type *variable* (a rigid parameter of a polymorphic function)
+        says nothing a relation can compute with: the relation waits (and, at the end,
+        is either assumed by a ``where`` clause or reported).
+        """
+        for i in range(p.num_inputs):
+            if type(types[i]) is TypeVar:
+                return False
         return self.call_relation(p.rel, types, p.num_inputs, p.attrs, p.node, p.label)
 
-    def call_relation(self, rel: Any, types: list, num_inputs: int, attrs: Any, node: Any, label: str) -> bool:
+    def call_relation(
+        self, rel: Any, types: list, num_inputs: int, attrs: Any, node: Any, label: str
+    ) -> bool:
         """``rel(types, num_inputs, attrs, self)``, with its errors located at ``node``."""
         try:
             return bool(rel(types, num_inputs, attrs, self))
         except Exception as e:
-            raise relation_error(e, rel, label, node) from (None if isinstance(e, (RelayError, UnifyError)) else e)
+            raise relation_error(e, rel, label, node) from (
+                None if isinstance(e, (RelayError, UnifyError)) else e
+            )
 
     def drain(self) -> None:
         """Re-run queued relations until none is ready (the fixpoint)."""
@@ -182,7 +204,7 @@ class TypeSolver(Unifier):
         if type_args:
             inst = tuple(type_args)
         else:
-            inst = tuple(self.fresh(p.kind) for p in params)
+            inst = tuple(self.fresh_for(p) for p in params)
         mapping = dict(zip(params, inst))
         if mapping:
             mono = FuncType(
@@ -195,6 +217,10 @@ class TypeSolver(Unifier):
                 c.func, tuple(subst(a, mapping) for a in c.args), c.num_inputs, c.attrs, node, label
             )
         return mono, inst
+
+    def fresh_for(self, param: Any) -> IncompleteType:
+        """The unknown standing for type parameter ``param`` in an instance."""
+        return self.fresh(param.kind)
 
     def instantiate_for_unify(self, ft: FuncType) -> FuncType:
         return self.instantiate(ft, self.current_node, self.current_label)[0]
@@ -212,7 +238,8 @@ def relation_error(e: Exception, rel: Any, label: str, node: Any) -> RelayError:
         return e
     if isinstance(e, RecursionError):
         return RelayTypeError(
-            f"{label}: the types are too deeply nested for the {relation_name(rel)} relation", _span(node)
+            f"{label}: the types are too deeply nested for the {relation_name(rel)} relation",
+            _span(node),
         )
     # A bug or an unsupported case in a (possibly user-registered) relation.
     return RelayTypeError(

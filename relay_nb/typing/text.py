@@ -78,7 +78,9 @@ def _text(t: Any) -> str:
         params = " "
         if t.type_params:
             params = " [" + ", ".join(_text(p) for p in t.type_params) + "]"
-        out = f"fn{params}(" + ", ".join(_text(a) for a in t.arg_types) + f") -> {_text(t.ret_type)}"
+        out = (
+            f"fn{params}(" + ", ".join(_text(a) for a in t.arg_types) + f") -> {_text(t.ret_type)}"
+        )
         if t.type_constraints:
             out += " where " + ", ".join(_text(c) for c in t.type_constraints)
         return out

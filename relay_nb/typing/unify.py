@@ -21,7 +21,7 @@ recurse over the *structure of a type*, which is small compared with programs.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any
 
 from ..ir.ty import (
     AnyDim,
@@ -32,7 +32,6 @@ from ..ir.ty import (
     RefType,
     TensorType,
     TupleType,
-    Type,
     TypeCall,
     TypeRelation,
     TypeVar,
@@ -275,9 +274,7 @@ class Unifier:
     def instantiate_for_unify(self, ft: FuncType) -> FuncType:
         """A monomorphic instance of polymorphic ``ft`` (subclasses queue its constraints)."""
         mapping = {p: self.fresh(p.kind) for p in ft.type_params}
-        return FuncType(
-            tuple(subst(a, mapping) for a in ft.arg_types), subst(ft.ret_type, mapping)
-        )
+        return FuncType(tuple(subst(a, mapping) for a in ft.arg_types), subst(ft.ret_type, mapping))
 
     # -- resolution --------------------------------------------------------------------
     def resolve(self, t: Any) -> Any:
@@ -423,7 +420,11 @@ class Unifier:
                     raise self._mismatch(a, b)
                 push((a.value, b.value))
             elif ta is TypeCall:
-                if tb is not TypeCall or len(a.args) != len(b.args) or not self._same_head(a.func, b.func):
+                if (
+                    tb is not TypeCall
+                    or len(a.args) != len(b.args)
+                    or not self._same_head(a.func, b.func)
+                ):
                     raise self._mismatch(a, b)
                 for x, y in zip(a.args, b.args):
                     push((x, y))

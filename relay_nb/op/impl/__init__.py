@@ -1,0 +1,36 @@
+"""The numpy implementations of every built-in operator: the registry's ``impl`` column.
+
+The interpreter calls ``impl(args, attrs, out_type)``: ``args`` are numpy arrays (0-d for
+scalars; a tuple of arrays for ``concatenate`` / ``stack``), ``attrs`` the call's
+attributes, ``out_type`` the type InferType gave the call (or None).  The result is a
+fresh ``numpy.ndarray`` of the inferred dtype (a tuple of them for ``split``,
+``nn.batch_norm`` and ``nn.dropout``).  One module per op family registers its rules.
+
+Defined behaviours
+------------------
+Relay (through C and LLVM) leaves some cases undefined; a notebook must neither crash nor
+spam warnings, and constant folding must be total, so the interpreter defines them:
+
+* **Integer division by zero** (``divide``, ``floor_divide``, ``trunc_divide``, ``mod``,
+  ``floor_mod``, ``trunc_mod``, integer ``mean`` of nothing): the result is **0**, with no
+  exception and no warning (numpy's own convention).  ``INT_MIN / -1`` wraps to
+  ``INT_MIN`` and ``INT_MIN % -1`` is 0.  Float division follows IEEE (``inf``, ``nan``).
+* **Integer overflow** wraps (two's complement) in every op, as TVM's generated code does.
+* **Float to integer casts** (``cast``, and integer results of float computations)
+  truncate toward zero and saturate: NaN becomes 0, out-of-range values the nearest bound.
+* **Integer power with a negative exponent**: the truncated real result (0 unless the
+  base is 1 or -1; ``0 ** -n`` is 0).
+* **Shifts** by a negative count or by at least the bit width give 0 (``left_shift``) or
+  the sign fill (``right_shift``).
+* **take** with ``mode="fast"`` (no bounds check in TVM) raises an :class:`EvalError`
+  naming the first index outside ``[0, n)``; ``clip`` clamps into ``[0, n - 1]``
+  (negative indices become 0, as in TVM); ``wrap`` takes indices modulo ``n``.
+* **round** rounds halves away from zero (TVM lowers it to ``llvm.round``), not to even.
+* **Unknown or unsupported dtypes** (``bfloat16``, vector types) raise an EvalError.
+* A result whose shape disagrees with the inferred type raises an EvalError naming both
+  (a relation/implementation mismatch), instead of computing on with a wrong shape.
+"""
+
+from . import image, nn, reduce, tensor, transform  # noqa: F401
+
+__all__ = ["image", "nn", "reduce", "tensor", "transform"]
