@@ -24,7 +24,9 @@ def _no_warnings():
 
 
 def run(name, *args, out=None, **attrs):
-    return get_column("impl")[name]([np.asarray(a) for a in args], make_attrs(name, attrs) if attrs else None, out)
+    return get_column("impl")[name](
+        [np.asarray(a) for a in args], make_attrs(name, attrs) if attrs else None, out
+    )
 
 
 RNG = np.random.default_rng(1234)
@@ -40,12 +42,13 @@ def randn(*shape, dtype="float64"):
 def conv_ref(x, w, strides, pads, dilation, groups):
     """Direct definition: out[n, o, p...] = sum_{c, k...} x[n, g*Cg + c, p*s - pad + k*d] * w[o, c, k]."""
     nd = x.ndim - 2
-    n_, c_ = x.shape[:2]
+    n_ = x.shape[0]
     o_, cg = w.shape[:2]
     ks = w.shape[2:]
     og = o_ // groups
     outs = [
-        (x.shape[2 + i] + pads[i][0] + pads[i][1] - ((ks[i] - 1) * dilation[i] + 1)) // strides[i] + 1
+        (x.shape[2 + i] + pads[i][0] + pads[i][1] - ((ks[i] - 1) * dilation[i] + 1)) // strides[i]
+        + 1
         for i in range(nd)
     ]
     out = np.zeros((n_, o_, *outs), dtype=np.result_type(x, w))
@@ -56,7 +59,9 @@ def conv_ref(x, w, strides, pads, dilation, groups):
                 acc = 0
                 for c in range(cg):
                     for k in itertools.product(*[range(s) for s in ks]):
-                        pos = [p[i] * strides[i] - pads[i][0] + k[i] * dilation[i] for i in range(nd)]
+                        pos = [
+                            p[i] * strides[i] - pads[i][0] + k[i] * dilation[i] for i in range(nd)
+                        ]
                         if all(0 <= pos[i] < x.shape[2 + i] for i in range(nd)):
                             acc += x[(n, g * cg + c, *pos)] * w[(o, c, *k)]
                 out[(n, o, *p)] = acc
@@ -69,7 +74,12 @@ def conv_transpose_ref(x, w, strides, pads, dilation, groups, output_padding):
     _, og, *ks = w.shape
     cg = c_ // groups
     outs = [
-        (sp[i] - 1) * strides[i] - pads[i][0] - pads[i][1] + (ks[i] - 1) * dilation[i] + 1 + output_padding[i]
+        (sp[i] - 1) * strides[i]
+        - pads[i][0]
+        - pads[i][1]
+        + (ks[i] - 1) * dilation[i]
+        + 1
+        + output_padding[i]
         for i in range(len(sp))
     ]
     out = np.zeros((n_, og * groups, *outs))
@@ -79,7 +89,10 @@ def conv_transpose_ref(x, w, strides, pads, dilation, groups, output_padding):
             for h in itertools.product(*[range(s) for s in sp]):
                 for oo in range(og):
                     for k in itertools.product(*[range(s) for s in ks]):
-                        pos = [h[i] * strides[i] - pads[i][0] + k[i] * dilation[i] for i in range(len(sp))]
+                        pos = [
+                            h[i] * strides[i] - pads[i][0] + k[i] * dilation[i]
+                            for i in range(len(sp))
+                        ]
                         if all(0 <= pos[i] < outs[i] for i in range(len(sp))):
                             out[(n, g * og + oo, *pos)] += x[(n, ci, *h)] * w[(ci, oo, *k)]
     return out
@@ -151,7 +164,9 @@ def test_conv2d_against_loops(case):
     groups, cg, og, k, strides, dilation, padding, (h, w) = case
     x = randn(2, cg * groups, h, w)
     wt = randn(og * groups, cg, *k)
-    got = run("nn.conv2d", x, wt, strides=strides, padding=padding, dilation=dilation, groups=groups)
+    got = run(
+        "nn.conv2d", x, wt, strides=strides, padding=padding, dilation=dilation, groups=groups
+    )
     expected = conv_ref(x, wt, strides, _pairs(padding, 2), dilation, groups)
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
 
@@ -190,7 +205,11 @@ def test_conv2d_float32_stays_float32():
     x, wt = randn(1, 2, 4, 4, dtype="float32"), randn(3, 2, 3, 3, dtype="float32")
     got = run("nn.conv2d", x, wt)
     assert got.dtype == np.float32
-    np.testing.assert_allclose(got, conv_ref(x.astype("float64"), wt.astype("float64"), (1, 1), [(0, 0)] * 2, (1, 1), 1), rtol=1e-5)
+    np.testing.assert_allclose(
+        got,
+        conv_ref(x.astype("float64"), wt.astype("float64"), (1, 1), [(0, 0)] * 2, (1, 1), 1),
+        rtol=1e-5,
+    )
 
 
 def test_conv1d_and_conv3d_against_loops():
@@ -199,7 +218,9 @@ def test_conv1d_and_conv3d_against_loops():
     np.testing.assert_allclose(got, conv_ref(x, wt, (2,), [(1, 2)], (2,), 2), rtol=1e-10)
     x, wt = randn(1, 2, 4, 5, 4), randn(3, 2, 2, 3, 2)
     got = run("nn.conv3d", x, wt, strides=[1, 2, 1], padding=[1, 0, 1], dilation=[1, 1, 2])
-    np.testing.assert_allclose(got, conv_ref(x, wt, (1, 2, 1), [(1, 1), (0, 0), (1, 1)], (1, 1, 2), 1), rtol=1e-10)
+    np.testing.assert_allclose(
+        got, conv_ref(x, wt, (1, 2, 1), [(1, 1), (0, 0), (1, 1)], (1, 1, 2), 1), rtol=1e-10
+    )
     got = run(
         "nn.conv3d",
         x.transpose(0, 2, 3, 4, 1),
@@ -208,7 +229,9 @@ def test_conv1d_and_conv3d_against_loops():
         kernel_layout="DHWIO",
     )
     np.testing.assert_allclose(
-        got, conv_ref(x, wt, (1, 1, 1), [(0, 0)] * 3, (1, 1, 1), 1).transpose(0, 2, 3, 4, 1), rtol=1e-10
+        got,
+        conv_ref(x, wt, (1, 1, 1), [(0, 0)] * 3, (1, 1, 1), 1).transpose(0, 2, 3, 4, 1),
+        rtol=1e-10,
     )
 
 
@@ -226,10 +249,17 @@ def test_conv2d_transpose_against_scatter(k, stride, dilation, pad, og, groups, 
     extra = min(extra, stride - 1) if stride > 1 else 0
     x = randn(1, 2 * groups, 3, 4)
     wt = randn(2 * groups, og, k, k)
-    kwargs = dict(strides=(stride, stride), padding=(pad, pad), dilation=(dilation, dilation), groups=groups)
+    kwargs = {
+        "strides": (stride, stride),
+        "padding": (pad, pad),
+        "dilation": (dilation, dilation),
+        "groups": groups,
+    }
     if 2 * stride - 2 * pad + (k - 1) * dilation + 1 + extra <= 0:  # empty output (3 - 1 = 2)
         return
-    expected = conv_transpose_ref(x, wt, (stride,) * 2, [(pad, pad)] * 2, (dilation,) * 2, groups, (extra,) * 2)
+    expected = conv_transpose_ref(
+        x, wt, (stride,) * 2, [(pad, pad)] * 2, (dilation,) * 2, groups, (extra,) * 2
+    )
     got = run("nn.conv2d_transpose", x, wt, output_padding=(extra, extra), **kwargs)
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
 
@@ -254,7 +284,9 @@ def pool_case(draw):
     strides = tuple(draw(st.integers(1, 3)) for _ in range(nd))
     dilation = tuple(draw(st.integers(1, 2)) for _ in range(nd))
     pads = [(draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in range(nd)]
-    sizes = tuple(draw(st.integers((p - 1) * d + 1, 6 if nd < 3 else 4)) for p, d in zip(pool, dilation))
+    sizes = tuple(
+        draw(st.integers((p - 1) * d + 1, 6 if nd < 3 else 5)) for p, d in zip(pool, dilation)
+    )
     return nd, pool, strides, dilation, pads, sizes, draw(st.booleans()), draw(st.booleans())
 
 
@@ -264,9 +296,17 @@ def test_pools_against_window_loops(case):
     nd, pool, strides, dilation, pads, sizes, ceil_mode, include = case
     x = randn(1, 2, *sizes)
     padding = [p[0] for p in pads] + [p[1] for p in pads]
-    common = dict(pool_size=pool, strides=strides, dilation=dilation, padding=padding, ceil_mode=ceil_mode)
+    common = {
+        "pool_size": pool,
+        "strides": strides,
+        "dilation": dilation,
+        "padding": padding,
+        "ceil_mode": ceil_mode,
+    }
     got = run(f"nn.max_pool{nd}d", x, **common)
-    np.testing.assert_array_equal(got, pool_ref(x, "max", pool, strides, pads, dilation, ceil_mode, False))
+    np.testing.assert_array_equal(
+        got, pool_ref(x, "max", pool, strides, pads, dilation, ceil_mode, False)
+    )
     got = run(f"nn.avg_pool{nd}d", x, count_include_pad=include, **common)
     expected = pool_ref(x, "avg", pool, strides, pads, dilation, ceil_mode, include)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
@@ -274,12 +314,18 @@ def test_pools_against_window_loops(case):
 
 def test_pool_hand_values():
     x = np.arange(16, dtype="float32").reshape(1, 1, 4, 4)
-    assert run("nn.max_pool2d", x, pool_size=(2, 2), strides=(2, 2)).tolist() == [[[[5, 7], [13, 15]]]]
-    assert run("nn.avg_pool2d", x, pool_size=(2, 2), strides=(2, 2)).tolist() == [[[[2.5, 4.5], [10.5, 12.5]]]]
+    assert run("nn.max_pool2d", x, pool_size=(2, 2), strides=(2, 2)).tolist() == [
+        [[[5, 7], [13, 15]]]
+    ]
+    assert run("nn.avg_pool2d", x, pool_size=(2, 2), strides=(2, 2)).tolist() == [
+        [[[2.5, 4.5], [10.5, 12.5]]]
+    ]
     # padding 1: the corner window holds only x[0, 0] = 0 and x[0, 1], x[1, 0], x[1, 1]
     got = run("nn.avg_pool2d", x, pool_size=(3, 3), padding=(1, 1), strides=(3, 3))
     assert got[0, 0, 0, 0] == (0 + 1 + 4 + 5) / 4
-    got = run("nn.avg_pool2d", x, pool_size=(3, 3), padding=(1, 1), strides=(3, 3), count_include_pad=True)
+    got = run(
+        "nn.avg_pool2d", x, pool_size=(3, 3), padding=(1, 1), strides=(3, 3), count_include_pad=True
+    )
     assert got[0, 0, 0, 0] == (0 + 1 + 4 + 5) / 9
     # ceil_mode: a 3rd window hanging over the edge
     assert run("nn.max_pool2d", x, pool_size=(2, 2), strides=(3, 3)).shape == (1, 1, 1, 1)
@@ -291,13 +337,17 @@ def test_pool_nhwc_and_int():
     x = np.arange(16, dtype="int32").reshape(1, 4, 4, 1)
     got = run("nn.avg_pool2d", x, pool_size=(2, 2), strides=(2, 2), layout="NHWC")
     assert got.dtype == np.int32 and got[..., 0].tolist() == [[[2, 4], [10, 12]]]  # truncated
-    got = run("nn.max_pool2d", x, pool_size=(2, 2), strides=(2, 2), layout="NHWC", out_layout="NCHW")
+    got = run(
+        "nn.max_pool2d", x, pool_size=(2, 2), strides=(2, 2), layout="NHWC", out_layout="NCHW"
+    )
     assert got.tolist() == [[[[5, 7], [13, 15]]]]
 
 
 def test_global_pools():
     x = randn(2, 3, 4, 5)
-    np.testing.assert_allclose(run("nn.global_avg_pool2d", x), x.mean(axis=(2, 3), keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(
+        run("nn.global_avg_pool2d", x), x.mean(axis=(2, 3), keepdims=True), rtol=1e-12
+    )
     assert (run("nn.global_max_pool2d", x) == x.max(axis=(2, 3), keepdims=True)).all()
     got = run("nn.global_avg_pool2d", x.transpose(0, 2, 3, 1), layout="NHWC")
     assert got.shape == (2, 1, 1, 3)
@@ -315,11 +365,19 @@ def adaptive_ref(x, kind, oh, ow):
     return out
 
 
-@pytest.mark.parametrize("in_hw, out_hw", [((5, 7), (3, 2)), ((4, 4), (4, 4)), ((3, 5), (5, 3)), ((6, 6), (1, 1))])
+@pytest.mark.parametrize(
+    "in_hw, out_hw", [((5, 7), (3, 2)), ((4, 4), (4, 4)), ((3, 5), (5, 3)), ((6, 6), (1, 1))]
+)
 def test_adaptive_pools_against_loops(in_hw, out_hw):
     x = randn(1, 2, *in_hw)
-    np.testing.assert_allclose(run("nn.adaptive_avg_pool2d", x, output_size=out_hw), adaptive_ref(x, "avg", *out_hw), rtol=1e-12)
-    np.testing.assert_array_equal(run("nn.adaptive_max_pool2d", x, output_size=out_hw), adaptive_ref(x, "max", *out_hw))
+    np.testing.assert_allclose(
+        run("nn.adaptive_avg_pool2d", x, output_size=out_hw),
+        adaptive_ref(x, "avg", *out_hw),
+        rtol=1e-12,
+    )
+    np.testing.assert_array_equal(
+        run("nn.adaptive_max_pool2d", x, output_size=out_hw), adaptive_ref(x, "max", *out_hw)
+    )
 
 
 def test_adaptive_pool_defaults_and_layout():
@@ -341,11 +399,15 @@ def test_batch_norm():
     for c in range(3):
         expected = (x[:, c, :] - mean[c]) / np.sqrt(var[c] + 1e-5) * gamma[c] + beta[c]
         np.testing.assert_allclose(out[:, c, :], expected, rtol=1e-5, atol=1e-6)
-    out, _, _ = run("nn.batch_norm", x, gamma, beta, mean, var, center=False, scale=False, epsilon=0.0)
+    out, _, _ = run(
+        "nn.batch_norm", x, gamma, beta, mean, var, center=False, scale=False, epsilon=0.0
+    )
     np.testing.assert_allclose(out[:, 1, :], (x[:, 1, :] + 0.2) / 2, rtol=1e-6)
     xl = x.transpose(0, 2, 1)  # channels last
     out, _, _ = run("nn.batch_norm", xl, gamma, beta, mean, var, axis=-1)
-    np.testing.assert_allclose(out[..., 2], (xl[..., 2] - 0.3) / np.sqrt(0.25 + 1e-5) * 0.5 - 1, rtol=1e-5)
+    np.testing.assert_allclose(
+        out[..., 2], (xl[..., 2] - 0.3) / np.sqrt(0.25 + 1e-5) * 0.5 - 1, rtol=1e-5
+    )
 
 
 def test_layer_norm():
@@ -375,11 +437,20 @@ def test_softmax():
         np.testing.assert_allclose(got.sum(axis=axis), 1, rtol=1e-6)
         e = np.exp(x.astype("float64"))
         np.testing.assert_allclose(got, e / e.sum(axis=axis, keepdims=True), rtol=1e-5)
-        np.testing.assert_allclose(run("nn.log_softmax", x, axis=axis), np.log(e / e.sum(axis=axis, keepdims=True)), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            run("nn.log_softmax", x, axis=axis),
+            np.log(e / e.sum(axis=axis, keepdims=True)),
+            rtol=1e-5,
+            atol=1e-6,
+        )
     big = np.array([[1000.0, 1001.0, -1000.0]], "float32")  # no overflow
     got = run("nn.softmax", big)
     np.testing.assert_allclose(got, [[1 / (1 + math.e), math.e / (1 + math.e), 0]], rtol=1e-6)
-    np.testing.assert_allclose(run("nn.log_softmax", big)[0, :2], [-math.log(1 + math.e), -math.log(1 + 1 / math.e)], rtol=1e-6)
+    np.testing.assert_allclose(
+        run("nn.log_softmax", big)[0, :2],
+        [-math.log(1 + math.e), -math.log(1 + 1 / math.e)],
+        rtol=1e-6,
+    )
 
 
 def test_activations():
@@ -398,11 +469,17 @@ def test_dense_matmul_batch_matmul():
     got = run("nn.dense", a, w)
     for i, j, u in itertools.product(range(2), range(3), range(5)):
         assert abs(got[i, j, u] - sum(a[i, j, k] * w[u, k] for k in range(4))) < 1e-12
-    got = run("nn.dense", np.full((1, 3), 100, "int8"), np.full((2, 3), 100, "int8"), out_dtype="int32")
+    got = run(
+        "nn.dense", np.full((1, 3), 100, "int8"), np.full((2, 3), 100, "int8"), out_dtype="int32"
+    )
     assert got.dtype == np.int32 and got.tolist() == [[30000, 30000]]
     m, n = randn(3, 4), randn(4, 2)
     np.testing.assert_allclose(run("nn.matmul", m, n), m @ n, rtol=1e-12)
-    np.testing.assert_allclose(run("nn.matmul", m.T.copy(), n.T.copy(), transpose_a=True, transpose_b=True), m @ n, rtol=1e-12)
+    np.testing.assert_allclose(
+        run("nn.matmul", m.T.copy(), n.T.copy(), transpose_a=True, transpose_b=True),
+        m @ n,
+        rtol=1e-12,
+    )
     x, y = randn(2, 3, 4), randn(2, 5, 4)
     got = run("nn.batch_matmul", x, y)  # transpose_b=True by default
     for b, i, j in itertools.product(range(2), range(3), range(5)):

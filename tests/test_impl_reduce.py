@@ -23,19 +23,25 @@ def _no_warnings():
 
 
 def run(name, *args, out=None, **attrs):
-    return get_column("impl")[name]([np.asarray(a) for a in args], make_attrs(name, attrs) if attrs else None, out)
+    return get_column("impl")[name](
+        [np.asarray(a) for a in args], make_attrs(name, attrs) if attrs else None, out
+    )
 
 
 def loop_reduce(x, axes, keepdims, combine, init):
     """Reduce by visiting every element: group by the kept coordinates."""
     groups = {}
     for idx in itertools.product(*[range(d) for d in x.shape]):
-        key = tuple(0 if a in axes else i for a, i in enumerate(idx)) if keepdims else tuple(
-            i for a, i in enumerate(idx) if a not in axes
+        key = (
+            tuple(0 if a in axes else i for a, i in enumerate(idx))
+            if keepdims
+            else tuple(i for a, i in enumerate(idx) if a not in axes)
         )
         groups[key] = combine(groups.get(key, init), x[idx].item())
-    shape = tuple(1 if a in axes else d for a, d in enumerate(x.shape)) if keepdims else tuple(
-        d for a, d in enumerate(x.shape) if a not in axes
+    shape = (
+        tuple(1 if a in axes else d for a, d in enumerate(x.shape))
+        if keepdims
+        else tuple(d for a, d in enumerate(x.shape) if a not in axes)
     )
     out = np.zeros(shape)
     for key, v in groups.items():
@@ -47,7 +53,9 @@ def loop_reduce(x, axes, keepdims, combine, init):
 def reduce_case(draw):
     rank = draw(st.integers(1, 4))
     shape = tuple(draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank)))
-    axes = draw(st.one_of(st.none(), st.lists(st.integers(0, rank - 1), unique=True, max_size=rank)))
+    axes = draw(
+        st.one_of(st.none(), st.lists(st.integers(0, rank - 1), unique=True, max_size=rank))
+    )
     neg = draw(st.booleans())
     if axes is not None and neg:
         axes = [a - rank for a in axes]
@@ -67,7 +75,7 @@ def test_sum_max_min_prod_against_loops(case):
     shape, axes, keepdims, exclude = case
     x = np.arange(int(np.prod(shape)), dtype="float64").reshape(shape) % 7 - 3
     red = _reduced(len(shape), axes, exclude)
-    attrs = dict(axis=axes, keepdims=keepdims, exclude=exclude)
+    attrs = {"axis": axes, "keepdims": keepdims, "exclude": exclude}
     for op, combine, init in [
         ("sum", lambda a, b: a + b, 0.0),
         ("prod", lambda a, b: a * b, 1.0),
@@ -87,12 +95,19 @@ def test_sum_keeps_int32_and_wraps():
 
 
 def test_mean():
-    assert run("mean", np.array([[1.0, 2.0], [3.0, 5.0]], "float32"), axis=[1]).tolist() == [1.5, 4.0]
+    assert run("mean", np.array([[1.0, 2.0], [3.0, 5.0]], "float32"), axis=[1]).tolist() == [
+        1.5,
+        4.0,
+    ]
     # integers: sum, then TVM's truncating divide
     got = run("mean", np.array([[1, 2], [-1, -2]], "int32"), axis=[1])
     assert got.dtype == np.int32 and got.tolist() == [1, -1]
-    assert run("mean", np.arange(6, dtype="float64").reshape(2, 3), axis=[0], keepdims=True).tolist() == [[1.5, 2.5, 3.5]]
-    assert run("mean", np.arange(6, dtype="float64").reshape(2, 3), axis=[0], exclude=True).tolist() == [1.0, 4.0]
+    assert run(
+        "mean", np.arange(6, dtype="float64").reshape(2, 3), axis=[0], keepdims=True
+    ).tolist() == [[1.5, 2.5, 3.5]]
+    assert run(
+        "mean", np.arange(6, dtype="float64").reshape(2, 3), axis=[0], exclude=True
+    ).tolist() == [1.0, 4.0]
 
 
 def test_empty_reductions():
@@ -144,8 +159,12 @@ def test_variance():
     x = np.array([[1.0, 2.0, 3.0, 4.0]], "float32")
     mean = np.array([[2.5]], "float32")
     assert run("variance", x, mean, axis=[1]).tolist() == [1.25]
-    np.testing.assert_allclose(run("variance", x, mean, axis=[1], unbiased=True), [5 / 3], rtol=1e-6)
+    np.testing.assert_allclose(
+        run("variance", x, mean, axis=[1], unbiased=True), [5 / 3], rtol=1e-6
+    )
     got = run("variance", x, mean, axis=[1], keepdims=True, out=TensorType((1, 1), "float32"))
     assert got.shape == (1, 1) and got.dtype == np.float32
     # unbiased over a single element: 0 / 0
-    assert np.isnan(run("variance", np.ones((1,), "float32"), np.ones((1,), "float32"), unbiased=True))
+    assert np.isnan(
+        run("variance", np.ones((1,), "float32"), np.ones((1,), "float32"), unbiased=True)
+    )

@@ -26,7 +26,11 @@ def _no_warnings():
 
 def run(name, *args, out=None, **attrs):
     impl = get_column("impl")[name]
-    return impl([np.asarray(a) if not isinstance(a, tuple) else a for a in args], make_attrs(name, attrs) if attrs else None, out)
+    return impl(
+        [np.asarray(a) if not isinstance(a, tuple) else a for a in args],
+        make_attrs(name, attrs) if attrs else None,
+        out,
+    )
 
 
 def i32(v):
@@ -90,7 +94,13 @@ def _wrap32(v):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(-(2**31), 2**31 - 1), st.integers(-(2**31), 2**31 - 1)), min_size=1, max_size=20))
+@given(
+    st.lists(
+        st.tuples(st.integers(-(2**31), 2**31 - 1), st.integers(-(2**31), 2**31 - 1)),
+        min_size=1,
+        max_size=20,
+    )
+)
 def test_integer_division_against_python(pairs):
     a = i32([p[0] for p in pairs])
     b = i32([p[1] for p in pairs])
@@ -155,8 +165,17 @@ def test_maximum_minimum_power():
     assert run("maximum", i32([1, 5]), i32(3)).tolist() == [3, 5]
     assert run("minimum", f32([1, 5]), f32([3, 3])).tolist() == [1, 3]
     assert run("power", f32([2, 9]), f32([3, 0.5])).tolist() == [8, 3]
-    assert run("power", i32([2, 3, 2, 1, -1, -1, 0, 5]), i32([10, 0, -1, -7, -3, -2, -1, 1])).tolist() == [
-        1024, 1, 0, 1, -1, 1, 0, 5,
+    assert run(
+        "power", i32([2, 3, 2, 1, -1, -1, 0, 5]), i32([10, 0, -1, -7, -3, -2, -1, 1])
+    ).tolist() == [
+        1024,
+        1,
+        0,
+        1,
+        -1,
+        1,
+        0,
+        5,
     ]
 
 
@@ -342,5 +361,16 @@ def test_arange():
 
 
 def test_result_shape_checked_against_type():
-    with pytest.raises(EvalError, match="internal"):
+    with pytest.raises(EvalError, match="internal error"):
         run("add", f32([1, 2]), f32([1, 2]), out=TensorType((3,), "float32"))
+
+
+def test_nan_in_max_min_follows_tvm_select():
+    nan = np.float32(np.nan)
+    got = run("maximum", f32([nan, 1.0]), f32([1.0, nan]))
+    assert got[0] == 1.0 and np.isnan(got[1])  # a > b ? a : b
+    got = run("minimum", f32([nan, 1.0]), f32([1.0, nan]))
+    assert got[0] == 1.0 and np.isnan(got[1])
+    assert run("clip", f32([nan]), a_min=0.0, a_max=6.0).tolist() == [6.0]
+    assert run("sign", f32([nan, -0.0])).tolist() == [0.0, 0.0]
+    assert run("nn.relu", f32([nan, -1.0, 2.0])).tolist() == [0.0, 0.0, 2.0]

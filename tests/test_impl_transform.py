@@ -53,8 +53,17 @@ def test_reshape_special_values(newshape, expected):
 
 def test_reshape_allowzero_and_errors():
     assert run("reshape", np.zeros((0, 3)), newshape=[3, 0], allowzero=True).shape == (3, 0)
-    with pytest.raises(Exception):
+    with pytest.raises(EvalError, match="^.*reshape: cannot reshape"):
         run("reshape", X, newshape=[5, -1])
+
+
+def test_results_never_alias_arguments():
+    x = np.arange(6.0)
+    for op, attrs in [("reshape", {"newshape": [2, 3]}), ("transpose", {}), ("squeeze", {})]:
+        got = run(op, x, **attrs)
+        assert not np.shares_memory(got, x) and got.flags.writeable, op
+    got = run("strided_slice", x, begin=[1], end=[4])
+    assert not np.shares_memory(got, x)
 
 
 def test_reshape_like():
@@ -94,7 +103,11 @@ def test_concatenate_stack_split():
     got = run("stack", (a, 2 * a), axis=-1)
     assert got.shape == (2, 1, 2) and got[:, 0, 1].tolist() == [2, 2]
     parts = run("split", np.arange(12).reshape(2, 6), indices_or_sections=3, axis=1)
-    assert isinstance(parts, tuple) and [p.tolist() for p in parts] == [[[0, 1], [6, 7]], [[2, 3], [8, 9]], [[4, 5], [10, 11]]]
+    assert isinstance(parts, tuple) and [p.tolist() for p in parts] == [
+        [[0, 1], [6, 7]],
+        [[2, 3], [8, 9]],
+        [[4, 5], [10, 11]],
+    ]
     parts = run("split", np.arange(10), indices_or_sections=[2, 3, 7])
     assert [p.tolist() for p in parts] == [[0, 1], [2], [3, 4, 5, 6], [7, 8, 9]]
     with pytest.raises(EvalError):

@@ -34,7 +34,6 @@ from relay_nb.ir.expr import (
     RefWrite,
     Tuple,
     TupleGetItem,
-    Var,
 )
 from relay_nb.ir.module import IRModule
 from relay_nb.ir.ty import (
@@ -48,7 +47,6 @@ from relay_nb.ir.ty import (
     TupleType,
     TypeCall,
     TypeRelation,
-    TypeVar,
 )
 from relay_nb.syntax.parser import fromtext, parse, parse_expr, parse_type
 
@@ -122,11 +120,15 @@ def test_parse_expr_returns_an_expression():
 
 def test_parse_type():
     assert parse_type("Tensor[(2, 3), float32]") == TensorType((2, 3), "float32")
-    assert parse_type("fn (int32) -> bool") == FuncType((TensorType((), "int32"),), TensorType((), "bool"))
+    assert parse_type("fn (int32) -> bool") == FuncType(
+        (TensorType((), "int32"),), TensorType((), "bool")
+    )
 
 
 def test_init_module_is_visible_and_not_mutated():
-    base = parse("type List[A] { Cons(A, List[A]), Nil }\ndef @hd[A](%l: List[A]) -> A { match? (%l) { Cons(%x, _) => %x } }")
+    base = parse(
+        "type List[A] { Cons(A, List[A]), Nil }\ndef @hd[A](%l: List[A]) -> A { match? (%l) { Cons(%x, _) => %x } }"
+    )
     mod = parse("def @main() { @hd(Cons(1, Nil)) }", init_module=base)
     assert "main" not in base and "main" in mod
     body = mod["main"].body
@@ -276,7 +278,7 @@ def test_graph_labels_rebound_in_a_later_def_take_the_new_node_seed004():
 
 
 def test_graph_label_from_an_earlier_def_is_visible_when_not_rebound():
-    mod = parse("def @f(%x) { %0 = zeros(shape=[2], dtype=\"float32\"); %0 }\ndef @g() { %0 }")
+    mod = parse('def @f(%x) { %0 = zeros(shape=[2], dtype="float32"); %0 }\ndef @g() { %0 }')
     assert mod["g"].body is mod["f"].body
 
 
@@ -360,7 +362,9 @@ def test_infix_precedence_and_associativity():
     assert op_name(lt) == "less" and op_name(lt.args[0]) == "add"
     assert op_name(lt.args[0].args[0]) == "multiply"
     # a == b < c + d * e  groups as  a == (b < (c + (d * e)))
-    e = parse_expr("free_var %a; free_var %b; free_var %c; free_var %d; free_var %e; %a == %b < %c + %d * %e")
+    e = parse_expr(
+        "free_var %a; free_var %b; free_var %c; free_var %d; free_var %e; %a == %b < %c + %d * %e"
+    )
     assert op_name(e) == "equal" and op_name(e.args[1]) == "less"
     assert op_name(e.args[1].args[1]) == "add" and op_name(e.args[1].args[1].args[1]) == "multiply"
     # left associative
@@ -462,7 +466,9 @@ def test_function_attributes_in_the_param_list():
 
 
 def test_param_virtual_device_is_accepted():
-    e = parse_expr("fn (%x {virtual_device=meta[VirtualDevice][0]}: Tensor[(5, 7), float32]) { %x }")
+    e = parse_expr(
+        "fn (%x {virtual_device=meta[VirtualDevice][0]}: Tensor[(5, 7), float32]) { %x }"
+    )
     assert e.params[0].type_annotation == TensorType((5, 7), "float32")
 
 
@@ -518,7 +524,9 @@ def test_if_else_if_chain():
 
 
 def test_references():
-    e = parse_expr("let %i = ref(1); let %a = ref_read(%i); let %u = ref_write(%i, 2); %a + ref_read(%i)")
+    e = parse_expr(
+        "let %i = ref(1); let %a = ref_read(%i); let %u = ref_write(%i, 2); %a + ref_read(%i)"
+    )
     assert isinstance(e.value, RefCreate)
     assert isinstance(e.body.value, RefRead) and e.body.value.ref is e.var
     assert isinstance(e.body.body.value, RefWrite)
@@ -557,7 +565,9 @@ def test_extern_type():
 
 
 def test_nullary_constructor_is_a_call_and_nary_is_unapplied():
-    mod = parse("type List[A] { Cons(A, List[A]), Nil }\ndef @main() { (Cons, Nil, Nil(), Cons(1, Nil)) }")
+    mod = parse(
+        "type List[A] { Cons(A, List[A]), Nil }\ndef @main() { (Cons, Nil, Nil(), Cons(1, Nil)) }"
+    )
     cons, nil, nil2, full = mod["main"].body.fields
     assert isinstance(cons, Constructor)
     assert isinstance(nil, Call) and isinstance(nil.op, Constructor) and nil.args == ()
@@ -639,7 +649,7 @@ def test_adt_name_with_and_without_brackets_is_the_same_type():
 
 def test_type_params_and_kinds():
     e = parse_expr("fn [A, B](%x: A, %y: B) -> A { %x }")
-    a, b = e.type_params
+    a, _b = e.type_params
     assert e.params[0].type_annotation is a and e.ret_type is a and a.kind == Kind.Type
     e = parse_expr("fn<s : Shape, bt : BaseType>(%x : Tensor[s, bt]) { %x }")
     s, bt = e.type_params
@@ -670,7 +680,9 @@ def test_where_clause_becomes_type_constraints():
     assert isinstance(rel, TypeRelation) and rel.func.name == "Broadcast"
     # no arguments: the relation holds over (param types..., return type)
     assert rel.args == () and rel.num_inputs == 2
-    e = parse_expr("fn [A, B, C](%x: A, %y: B) -> C where Broadcast(A, B, C), Identity(A, A) { add(%x, %y) }")
+    e = parse_expr(
+        "fn [A, B, C](%x: A, %y: B) -> C where Broadcast(A, B, C), Identity(A, A) { add(%x, %y) }"
+    )
     r1, r2 = e.attrs["type_constraints"]
     assert r1.args == tuple(e.type_params) and r1.num_inputs == 2
     assert r2.func.name == "Identity" and r2.num_inputs == 1
@@ -735,7 +747,9 @@ def test_meta_constant_from_init_meta_table_is_shared():
 
 
 def test_missing_meta_entry_is_a_metaref_with_the_comment_type():
-    e = parse_expr("fn (%x) { add(%x, meta[relay.Constant][0] /* ty=Tensor[(64, 3, 7, 7), float32] */) }")
+    e = parse_expr(
+        "fn (%x) { add(%x, meta[relay.Constant][0] /* ty=Tensor[(64, 3, 7, 7), float32] */) }"
+    )
     m = e.body.args[1]
     assert isinstance(m, MetaRef) and (m.type_key, m.index) == ("relay.Constant", 0)
     assert m.type_annotation == TensorType((64, 3, 7, 7), "float32")
@@ -748,8 +762,10 @@ def test_missing_meta_entry_is_a_metaref_with_the_comment_type():
 def test_metadata_section_round_trip():
     w = np.arange(6, dtype="float32").reshape(2, 3)
     # a module printed with a non-scalar constant carries a #[metadata] section
-    mod = parse("fn (%x: Tensor[(2, 3), float32]) { add(%x, meta[relay.Constant][0]) }",
-                init_meta_table={"relay.Constant": [w]})
+    mod = parse(
+        "fn (%x: Tensor[(2, 3), float32]) { add(%x, meta[relay.Constant][0]) }",
+        init_meta_table={"relay.Constant": [w]},
+    )
     text = mod.astext()
     assert "#[metadata]" in text
     again = parse(text)
@@ -759,13 +775,40 @@ def test_metadata_section_round_trip():
 def test_meta_table_entries_append_after_the_texts_own_section():
     w = np.ones((2,), dtype="float32")
     v = np.zeros((3,), dtype="float32")
-    mod = parse("fn (%x: Tensor[(2), float32]) { add(%x, meta[relay.Constant][0]) }",
-                init_meta_table={"relay.Constant": [w]})
+    mod = parse(
+        "fn (%x: Tensor[(2), float32]) { add(%x, meta[relay.Constant][0]) }",
+        init_meta_table={"relay.Constant": [w]},
+    )
     text = mod.astext()
-    again = parse(text.replace("add(%x, meta[relay.Constant][0])", "(meta[relay.Constant][0], meta[relay.Constant][1])"),
-                  init_meta_table={"relay.Constant": [v]})
+    again = parse(
+        text.replace(
+            "add(%x, meta[relay.Constant][0])", "(meta[relay.Constant][0], meta[relay.Constant][1])"
+        ),
+        init_meta_table={"relay.Constant": [v]},
+    )
     first, second = again["main"].body.fields
     assert first.data.shape == (2,) and second.data.shape == (3,)
+
+
+def test_null_metadata_entry_is_a_missing_constant():
+    w = np.ones((2,), dtype="float32")
+    text = parse(
+        "fn (%x: Tensor[(2), float32]) { (meta[relay.Constant][0], meta[relay.Constant][1]) }",
+        init_meta_table={"relay.Constant": [w, w * 2]},
+    ).astext()
+    assert "#[metadata]" in text
+    from relay_nb.syntax.metadata import parse_metadata, write_metadata
+
+    table = parse_metadata(text.split("#[metadata]", 1)[1])
+    table["relay.Constant"][0] = None
+    holey = text.split("#[metadata]", 1)[0] + "#[metadata]\n" + write_metadata(table)
+    first, second = parse(holey)["main"].body.fields
+    assert isinstance(first, MetaRef) and isinstance(second, Constant)
+
+
+def test_v004_metadata_trailer_ends_the_program():
+    mod = parse("v0.0.4\nfn (%x: int32) { %x }\nMETADATA:\n")
+    assert mod["main"].body is mod["main"].params[0]
 
 
 # ---------------------------------------------------------------- spans
@@ -837,7 +880,13 @@ def test_grammar_conflicts_are_exactly_the_intended_ones(caplog):
     logger.setLevel(logging.DEBUG)
     try:
         with caplog.at_level(logging.DEBUG, logger="lark"):
-            Lark(grammar, parser="lalr", lexer=_L, start=["module", "expr_only", "type_only"], debug=True)
+            Lark(
+                grammar,
+                parser="lalr",
+                lexer=_L,
+                start=["module", "expr_only", "type_only"],
+                debug=True,
+            )
     finally:
         logger.setLevel(old)
     found = []

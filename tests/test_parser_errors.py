@@ -28,7 +28,7 @@ def check(err: RelayError, line: int, column: int, message: str, width: int | No
     src = next(i for i, l in enumerate(lines) if l.lstrip().startswith(f"{line} |"))
     caret = lines[src + 1]
     bar = caret.index("|")
-    marks = caret[bar + 2:]
+    marks = caret[bar + 2 :]
     assert marks.index("^") == column - 1, rendered
     if width is not None:
         assert marks.count("^") == width, rendered
@@ -228,7 +228,9 @@ def test_undefined_constructor_in_an_expression():
 
 
 def test_undefined_constructor_in_a_pattern():
-    err = error_of("type Nat { Z, S(Nat) }\ndef @main(%n: Nat) { match (%n) { Z => 0, Succ(%m) => 1 } }")
+    err = error_of(
+        "type Nat { Z, S(Nat) }\ndef @main(%n: Nat) { match (%n) { Z => 0, Succ(%m) => 1 } }"
+    )
     check(err, 2, 43, "undefined constructor Succ", 4)
     assert "did you mean" not in err.message or "S" in err.message
 
@@ -240,7 +242,9 @@ def test_constructor_used_before_its_definition():
 
 def test_duplicate_type_and_constructor():
     check(error_of("type T { A }\ntype T { B }"), 2, 6, "duplicate type definition T", 1)
-    check(error_of("type T { A }\ntype U { A }"), 2, 10, "constructor A is already defined by type T")
+    check(
+        error_of("type T { A }\ntype U { A }"), 2, 10, "constructor A is already defined by type T"
+    )
 
 
 def test_data_constructor_must_return_its_type():
@@ -264,7 +268,12 @@ def test_misplaced_bracket_in_a_type():
 
 def test_unknown_kind_and_shape_var():
     check(error_of("fn <t : Typ>(%x: t) { %x }", expr=True), 1, 9, "unknown kind 'Typ'", 3)
-    check(error_of("fn (%x: Tensor[s, float32]) { %x }", expr=True), 1, 16, "s is not a type parameter")
+    check(
+        error_of("fn (%x: Tensor[s, float32]) { %x }", expr=True),
+        1,
+        16,
+        "s is not a type parameter",
+    )
 
 
 def test_unknown_type_relation():
@@ -273,14 +282,18 @@ def test_unknown_type_relation():
 
 
 def test_something_else_than_where():
-    check(error_of("fn (%x) wher Broadcast { %x }", expr=True), 1, 9, "expected '{' but found 'wher'")
+    check(
+        error_of("fn (%x) wher Broadcast { %x }", expr=True), 1, 9, "expected '{' but found 'wher'"
+    )
 
 
 # ---------------------------------------------------------------- attributes
 
 
 def test_unknown_attribute():
-    err = error_of("def @main(%x, %w) { nn.conv2d(%x, %w, padding=[1, 1], chanels=3) }", kind=AttrError)
+    err = error_of(
+        "def @main(%x, %w) { nn.conv2d(%x, %w, padding=[1, 1], chanels=3) }", kind=AttrError
+    )
     check(err, 1, 55, "unknown attribute chanels; did you mean channels?", 9)
 
 
@@ -297,7 +310,12 @@ def test_attribute_on_an_op_without_attributes():
 
 
 def test_attribute_given_twice():
-    check(error_of("def @main(%x) { sum(%x, axis=1, axis=2) }"), 1, 33, "attribute axis is given twice")
+    check(
+        error_of("def @main(%x) { sum(%x, axis=1, axis=2) }"),
+        1,
+        33,
+        "attribute axis is given twice",
+    )
 
 
 def test_attribute_value_that_is_a_bare_name():
@@ -310,17 +328,62 @@ def test_attributes_on_a_function_call():
     check(err, 1, 22, "only operator calls take attributes")
 
 
+def test_bad_metadata_section():
+    with pytest.raises(ParseError) as info:
+        parse("fn (%x) { meta[relay.Constant][0] }\n#[metadata]\n{not json")
+    assert info.value.span is not None and "metadata" in info.value.message
+
+
+def test_meta_entry_that_is_not_an_expression():
+    from relay_nb.ir.attrs import Attrs
+
+    err = error_of(
+        "fn () { meta[relay.attrs.Foo][0] }",
+        expr=True,
+        init_meta_table={"relay.attrs.Foo": [Attrs({}, "relay.attrs.Foo")]},
+    )
+    check(err, 1, 9, "not an expression")
+
+
 # ---------------------------------------------------------------- no traceback ever
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        "def", "def @", "def @f(", "fn (%x) {", "type", "type T {", "match", "%", "@", "(((", ")))",
-        "let %x = ", "let %x: = 1; %x", "Tensor[", "fn (%x: Tensor[(1, 2), ]) { %x }", "1 +", "1 + + 2",
-        "%0 = ", "free_var", "#[version", "meta[", "match? (%x) {}", "case", "data D { A : }",
-        "fn [](%x) { %x }", "\x00", "\x01", "fn (%x) { %x.a }", "def @f() { 1 } def @f()",
-        "if (True) { 1 } else", "x" * 1000, "(" * 5000, "fn (%x) { %x } /*",
+        "def",
+        "def @",
+        "def @f(",
+        "fn (%x) {",
+        "type",
+        "type T {",
+        "match",
+        "%",
+        "@",
+        "(((",
+        ")))",
+        "let %x = ",
+        "let %x: = 1; %x",
+        "Tensor[",
+        "fn (%x: Tensor[(1, 2), ]) { %x }",
+        "1 +",
+        "1 + + 2",
+        "%0 = ",
+        "free_var",
+        "#[version",
+        "meta[",
+        "match? (%x) {}",
+        "case",
+        "data D { A : }",
+        "fn [](%x) { %x }",
+        "\x00",
+        "\x01",
+        "fn (%x) { %x.a }",
+        "def @f() { 1 } def @f()",
+        "if (True) { 1 } else",
+        "x" * 1000,
+        "(" * 5000,
+        "fn (%x) { %x } /*",
     ],
 )
 def test_garbage_gives_a_located_parse_error(text):

@@ -59,7 +59,11 @@ def test_long_infix_chain_and_deep_parentheses():
 
 
 def test_deep_else_if_chain_and_nested_functions():
-    text = "fn (%x: int32) { " + " else ".join(f"if (%x == {k}) {{ {k} }}" for k in range(10_000)) + " else { -1 } }"
+    text = (
+        "fn (%x: int32) { "
+        + " else ".join(f"if (%x == {k}) {{ {k} }}" for k in range(10_000))
+        + " else { -1 } }"
+    )
     f = parse_expr(text)
     node = f.body
     depth = 0
@@ -82,7 +86,10 @@ def test_deeply_nested_lets_in_values():
 
 def test_parse_time_grows_linearly():
     def program(n: int) -> str:
-        lines = ["def @main(%x: Tensor[(1, 64), float32], %w: Tensor[(64), float32]) {", "  %0 = add(%x, %w);"]
+        lines = [
+            "def @main(%x: Tensor[(1, 64), float32], %w: Tensor[(64), float32]) {",
+            "  %0 = add(%x, %w);",
+        ]
         lines += [f"  %{k} = nn.bias_add(%{k - 1}, %w, axis=1);" for k in range(1, n)]
         lines += [f"  %{n - 1}", "}"]
         return "\n".join(lines)

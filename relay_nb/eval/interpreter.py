@@ -334,7 +334,8 @@ class Interpreter:
             return impl(args, attrs, out_type)
         except RelayError as exc:
             if exc.span is None and call is not None and call.span is not None:
-                raise type(exc)(f"{op.name}: {exc.message}", call.span) from None
+                message = exc.message if exc.message.startswith(op.name + ":") else f"{op.name}: {exc.message}"
+                raise type(exc)(message, call.span) from None
             raise
         except (ValueError, TypeError, IndexError, ArithmeticError) as exc:
             raise EvalError(f"{op.name} failed: {exc}", _span(call)) from None

@@ -21,9 +21,6 @@ from .registry import (  # noqa: F401
 
 get = get_op  # relay.op.get("add"), as in TVM
 
-# The op families: importing them fills the registry.
-from . import image, nn, reduce, tensor, transform  # noqa: F401
+# The op families: importing them fills the registry (``impl``: their numpy implementations).
+from . import image, impl, nn, reduce, tensor, transform  # noqa: F401
 from .api import *
-
-# The numpy implementations (the ``impl`` column the interpreter runs).
-from . import impl  # noqa: E402,F401

@@ -26,7 +26,7 @@ What the lexer decides on its own (see ``relay_text_format.md`` §2):
 from __future__ import annotations
 
 import re
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 from ..errors import ParseError
 
@@ -47,24 +47,32 @@ _VALUE = rf"(?:{_ATOM}|\[\s*(?:{_ITEM}(?:\s*,\s*{_ITEM})*+\s*,?)?\s*\])"
 # tokens first: the regex engine tries the alternatives one by one.
 _TOKEN_SPECS = [
     # a '-' before a digit starts a number, a '.' before a digit a projection, '/*' a comment
-    ("PUNCT", r"=>|->|==|!=|<=|>=|&&|\|\||[()\[\]{},;:=<>+*?]|-(?!-*(?:\d|inff\b))|\.(?!\d)|/(?!\*)"),
+    (
+        "PUNCT",
+        r"=>|->|==|!=|<=|>=|&&|\|\||[()\[\]{},;:=<>+*?]|-(?!-*(?:\d|inff\b))|\.(?!\d)|/(?!\*)",
+    ),
     # %N, or %N = (a graph binding's head, fused)
     ("GRAPHVAR", r"(%\d+)(?:[ \t]*(=)(?![=>]))?"),
     ("LOCAL", rf"%{_NAME}(?:\.{_NAME})*+"),
     ("META", r"meta\[([^\]\s]+)\]\[(\d+)\]"),
     ("LET_HEAD", rf"let[ \t]+(%{_NAME}(?:\.{_NAME})*+)[ \t]*=(?![=>])"),
     ("MATCH_PARTIAL", r"match\?"),
+    ("METADATA", r"#\[\s*metadata\s*\]|METADATA:"),
     ("OLD_VERSION", r"v(\d+\.\d+\.\d+)\b"),
     # a name (dots join: nn.conv2d), or name=literal (an attribute, fused)
-    ("IDENT", rf"({_NAME}(?:[ \t]*\.[ \t]*{_NAME})*+)"
-              rf"(?:[ \t]*=(?![=>])[ \t]*({_VALUE})(?=\s*[,)}}]))?"),
+    (
+        "IDENT",
+        (
+            rf"({_NAME}(?:[ \t]*\.[ \t]*{_NAME})*+)"
+            rf"(?:[ \t]*=(?![=>])[ \t]*({_VALUE})(?=\s*[,)}}]))?"
+        ),
+    ),
     ("NUMBER", r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?:[A-Za-z_]\w*)?"),
     ("NEGNUMBER", r"-+(?:\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?:[A-Za-z_]\w*)?|inff\b)"),
     ("PROJ", r"\.\d+"),
     ("GLOBAL", rf"@{_NAME}(?:\.{_NAME})*+"),
     ("STRING", r'"(?:[^"\\\n]|\\.)*+"'),
     ("VERSION", r'#\[\s*version\s*=\s*"([^"]*)"\s*\]'),
-    ("METADATA", r"#\[\s*metadata\s*\]|METADATA:"),
     ("BAD_DIRECTIVE", r"#\[[^\]\n]*\]?"),
     ("COMMENT_OPEN", r"/\*"),
     ("EOF", r"\Z"),
@@ -159,7 +167,7 @@ def _type_args_end(text: str, lt: int) -> bool:
                 while j < n and text[j] in " \t":
                     j += 1
                 return j < n and text[j] == "("
-        elif ch in "%@;{}\n\"=":
+        elif ch in '%@;{}\n"=':
             return False
         i += 1
     return False
@@ -173,18 +181,19 @@ class Lexer:
     ``metadata_start`` its offset; ``eof`` is the offset of the end of the tokens.
     """
 
-    def __init__(self, text: str, names: dict[str, str], source=None, pos: int = 0,
-                 endpos: Optional[int] = None):
+    def __init__(
+        self, text: str, names: dict[str, str], source=None, pos: int = 0, endpos: int | None = None
+    ):
         self.text = text
         self.names = names
         self.source = source
         self.pos = pos
         self.endpos = len(text) if endpos is None else endpos
-        self.metadata: Optional[str] = None
-        self.metadata_start: Optional[int] = None
+        self.metadata: str | None = None
+        self.metadata_start: int | None = None
         self.eof = self.endpos
         self.make_span = None  # set by the parser: (start, end) -> Span
-        valued: list[Optional[str]] = [None] * _N_GROUPS
+        valued: list[str | None] = [None] * _N_GROUPS
         for g, k in _VALUED.items():
             valued[g] = k
         self.valued = valued
@@ -194,11 +203,13 @@ class Lexer:
         span = self.make_span(start, end) if self.make_span is not None else None
         return ParseError(message, span, notes)
 
-    def type_args_follow(self, start: int, prev_type: Optional[str], prev_end: int) -> bool:
+    def type_args_follow(self, start: int, prev_type: str | None, prev_end: int) -> bool:
         """Is the '<' at ``start`` the start of call-site type arguments?"""
-        return prev_end == start and prev_type in _TIGHT_CALLEES and _type_args_end(self.text, start)
+        return (
+            prev_end == start and prev_type in _TIGHT_CALLEES and _type_args_end(self.text, start)
+        )
 
-    def special(self, m: re.Match, k: int, prev_type: Optional[str]):
+    def special(self, m: re.Match, k: int, prev_type: str | None):
         """The token of a match that is not punctuation nor a plain valued token.
 
         Returns ``(type, value, start, end, restart)``: ``type`` is None when the match
@@ -242,7 +253,7 @@ class Lexer:
         if kind == "METADATA":
             self.eof = start
             self.metadata_start = end
-            self.metadata = text[end:self.endpos]
+            self.metadata = text[end : self.endpos]
             return ("$END", None, start, start, None)
         if kind == "COMMENT_OPEN":
             close = skip_block_comment(text, start)
@@ -251,7 +262,7 @@ class Lexer:
             return (None, None, start, close, close)
         if kind == "BAD_DIRECTIVE":
             raise self.error(
-                f"unknown directive {m.group(k)!r}: only #[version = \"0.0.5\"] and #[metadata] exist",
+                f'unknown directive {m.group(k)!r}: only #[version = "0.0.5"] and #[metadata] exist',
                 start,
                 end,
             )
@@ -263,7 +274,7 @@ class Lexer:
         names = self.names
         valued = self.valued
         pos = self.pos
-        prev_type: Optional[str] = None
+        prev_type: str | None = None
         prev_end = -1
         while True:
             restart = None
@@ -296,17 +307,17 @@ class Lexer:
                 return
             pos = restart
 
-    def _ty_comment(self, end: int) -> tuple[Optional[str], int]:
+    def _ty_comment(self, end: int) -> tuple[str | None, int]:
         """The ``ty=...`` text of a ``/* ty=... */`` comment right after ``end``."""
         text = self.text
         m = _TY_COMMENT.match(text, end)
         if m is None:
             return (None, 0)
-        close = skip_block_comment(text, m.start() + text[m.start():].index("/*"))
+        close = skip_block_comment(text, m.start() + text[m.start() :].index("/*"))
         if close < 0:
             return (None, 0)
         body_start = m.end()
-        body = text[body_start:close - 2]
+        body = text[body_start : close - 2]
         # Drop a trailing ' span=file:line:col' (TVM writes it after the type).
         cut = body.find(" span=")
         if cut >= 0:
@@ -328,7 +339,7 @@ def _bad_char_message(ch: str) -> str:
     return f"unexpected control character {ch!r}"
 
 
-def bracket_report(text: str, names: dict[str, str], start: int = 0, end: Optional[int] = None):
+def bracket_report(text: str, names: dict[str, str], start: int = 0, end: int | None = None):
     """The innermost unclosed bracket as ``(char, offset)`` or None (for error messages)."""
     stack: list[tuple[str, int]] = []
     pairs = {")": "(", "]": "[", "}": "{"}
@@ -339,12 +350,11 @@ def bracket_report(text: str, names: dict[str, str], start: int = 0, end: Option
                 continue
             if v in ("(", "[", "{"):
                 stack.append((v, tok[2]))
-            elif v in pairs:
-                if stack and stack[-1][0] == pairs[v]:
-                    stack.pop()
+            elif v in pairs and stack and stack[-1][0] == pairs[v]:
+                stack.pop()
     except ParseError:
         pass
     return stack[-1] if stack else None
 
 
-__all__ = ["Lexer", "Token", "unescape", "skip_block_comment", "bracket_report"]
+__all__ = ["Lexer", "Token", "bracket_report", "skip_block_comment", "unescape"]

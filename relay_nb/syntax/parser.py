@@ -24,6 +24,20 @@ How it works
 * A ``let`` variable is visible in its own value only when that value is a function
   (``let %f = fn (...) {... %f ...}``), as seed 000 states; so ``let %a = %a + %a;``
   reads the outer ``%a`` (seed 000's shadowing example).
+* Outside a ``def``, an unbound ``%x`` is a free variable (as if ``free_var %x;`` had
+  been written), so the seeds' fragments such as ``%1 = %a + %b`` parse; a bare module
+  body gets its free variables as ``@main``'s parameters.  Inside a ``def`` (and in a bare
+  ``fn``, which is ``@main`` itself) it is an "undefined variable" error.
+
+Representation choices the other layers rely on:
+
+* ``fn (...) where Rel`` / ``where Rel(T1, ..., Tn)`` (seed 000): the function's attribute
+  ``type_constraints``, a tuple of :class:`~relay_nb.ir.ty.TypeRelation`.  ``args == ()``
+  means "the parameters' types, then the return type" (``num_inputs`` = number of params);
+  otherwise ``args`` are the written types and ``num_inputs = len(args) - 1``.
+* ``%f<T1, T2>(...)``: :attr:`Call.type_args`.
+* ``Constant(v, shape, dtype)``: a Constant of ``np.full(shape, v, dtype)``.
+* Unsuffixed literals are int32 (int64 when too large) / float32 with ``is_literal=True``.
 
 Errors are :class:`~relay_nb.errors.ParseError` (or :class:`~relay_nb.errors.AttrError`
 for operator attributes) with a span, so the message shows ``source:line:column``, the
@@ -39,8 +53,9 @@ import math
 import re
 import sys
 import threading
+from collections.abc import Iterable, Mapping
 from importlib import resources
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any
 
 import numpy as np
 
@@ -73,6 +88,8 @@ from ..ir.expr import (
 from ..ir.span import Source, Span
 from ..ir.ty import (
     Any as AnyDim,
+)
+from ..ir.ty import (
     FuncType,
     GlobalTypeVar,
     IncompleteType,
@@ -85,7 +102,7 @@ from ..ir.ty import (
     TypeRelation,
     TypeVar,
 )
-from .lexer import _G_GRAPHVAR, _G_PUNCT, _MASTER, Lexer, bracket_report
+from .lexer import _G_GRAPHVAR, _G_IDENT, _G_PUNCT, _MASTER, Lexer, bracket_report
 
 # ------------------------------------------------------------------------- tables
 
@@ -112,14 +129,17 @@ class _Tables:
                 raise NotImplementedError
 
         grammar = resources.files(__package__).joinpath("relay.lark").read_text(encoding="utf-8")
-        lk = Lark(grammar, parser="lalr", lexer=_NoLexer, start=["module", "expr_only", "type_only"])
+        lk = Lark(
+            grammar, parser="lalr", lexer=_NoLexer, start=["module", "expr_only", "type_only"]
+        )
         table = lk.parser.parser._parse_table
         self.rule_objects = list(lk.rules)
         index = {rule: i for i, rule in enumerate(self.rule_objects)}
         self.rules: list[tuple[int, str, str, int]] = []
         for rule in self.rule_objects:
             kept = [
-                i for i, sym in enumerate(rule.expansion)
+                i
+                for i, sym in enumerate(rule.expansion)
                 if not (sym.is_term and getattr(sym, "filter_out", False))
             ]
             name = _plain(rule.alias or rule.origin.name)
@@ -140,8 +160,18 @@ class _Tables:
         self.names["inff"] = "NUMBER"
         self.literal_of = {name: text for text, name in self.names.items()}
         self.terminals = {t.name for t in lk.terminals} | {
-            "LOCAL", "GRAPHVAR", "GLOBAL", "IDENT", "NUMBER", "NEGNUMBER", "PROJ", "STRING",
-            "META", "TARGS_LT", "VERSION", "$END",
+            "LOCAL",
+            "GRAPHVAR",
+            "GLOBAL",
+            "IDENT",
+            "NUMBER",
+            "NEGNUMBER",
+            "PROJ",
+            "STRING",
+            "META",
+            "TARGS_LT",
+            "VERSION",
+            "$END",
         }
 
 
@@ -151,7 +181,7 @@ def _plain(name: Any) -> str:
     return sys.intern(str.__str__(name) if type(name) is not str else name)
 
 
-_TABLES: Optional[_Tables] = None
+_TABLES: _Tables | None = None
 _TABLES_LOCK = threading.Lock()
 
 
@@ -257,7 +287,9 @@ def _attr_name_value(name: str) -> Any:
 
     if is_valid_dtype(name):
         return name  # dtype=float32 reads as dtype="float32"
-    raise ValueError(f'an attribute value cannot be the bare name {name} (write a string: "{name}")')
+    raise ValueError(
+        f'an attribute value cannot be the bare name {name} (write a string: "{name}")'
+    )
 
 
 def _attr_value(text: str) -> Any:
@@ -325,13 +357,32 @@ _KINDS = {
 
 _SCALAR_ALIASES = {"int": "int32", "uint": "uint32", "float": "float32", "bool": "bool"}
 
-_GAP_RX = re.compile(r"(?:\s|\(|//[^\n]*|/\*.*?\*/)*", re.S)
+_SPACES = re.compile(r"[ \t]+")
+_GAP_RX = re.compile(r"(?:\s|\(|//[^\n]*|/\*.*?\*/)*", re.DOTALL)
 _ATTR_NAME_RX = re.compile(r"attribute (\S+?)\b")
 
 _EXPR_START = {
-    "LOCAL", "GLOBAL", "GRAPHVAR", "IDENT", "NUMBER", "NEGNUMBER", "META", "TRUE", "FALSE",
-    "LPAR", "LBRACE", "FN", "IF", "REF", "REF_READ", "REF_WRITE", "CONSTANT", "LET", "MATCH",
-    "FREE_VAR", "MINUS",
+    "LOCAL",
+    "GLOBAL",
+    "GRAPHVAR",
+    "IDENT",
+    "NUMBER",
+    "NEGNUMBER",
+    "META",
+    "TRUE",
+    "FALSE",
+    "LPAR",
+    "LBRACE",
+    "FN",
+    "IF",
+    "REF",
+    "REF_READ",
+    "REF_WRITE",
+    "CONSTANT",
+    "LET",
+    "MATCH",
+    "FREE_VAR",
+    "MINUS",
 }
 _CONTINUATIONS = {"LPAR", "PROJ", "DOT", "TARGS_LT", "NEGNUMBER"}
 _TYPE_START = {"TENSOR", "LPAR", "FN", "IDENT", "UNDERSCORE", "REF"}
@@ -364,10 +415,6 @@ class _Chain:
         self.ops = ops
 
 
-def _is_tuple_pattern(p: Any) -> bool:
-    return isinstance(p, PatternTuple)
-
-
 def _pattern_vars(pattern: Any) -> list[Var]:
     out: list[Var] = []
     stack = [pattern]
@@ -391,14 +438,14 @@ class _Converter:
         text: str,
         source_name: str,
         init_module: Any = None,
-        init_meta_table: Optional[Mapping[str, Iterable[Any]]] = None,
+        init_meta_table: Mapping[str, Iterable[Any]] | None = None,
     ):
         from ..ir.module import IRModule
 
         self.T = _tables()
         self.text = text
         self.source = Source(source_name, text)
-        self._line_starts: Optional[list[int]] = None
+        self._line_starts: list[int] | None = None
         self.mod = init_module.copy() if init_module is not None else IRModule()
         # scopes: name -> stack of binders, with an undo log and marks
         self._names: dict[str, list[Var]] = {}
@@ -412,9 +459,7 @@ class _Converter:
         self._labels: dict[str, tuple[Expr, int]] = {}
         self._def_index = 0
         # globals
-        self._defined: dict[str, Optional[Span]] = {
-            gv.name_hint: None for gv in self.mod.functions
-        }
+        self._defined: dict[str, Span | None] = {gv.name_hint: None for gv in self.mod.functions}
         self._first_use: dict[str, Span] = {}
         self._gvars: dict[str, GlobalVar] = {}
         # ADTs
@@ -429,7 +474,8 @@ class _Converter:
         self._meta_nodes: dict[tuple[str, int], Any] = {}
         self._init_meta = init_meta_table
         self.rules = [
-            (size, getattr(self, name, None), origin, keep) for size, name, origin, keep in self.T.rules
+            (size, getattr(self, name, None), origin, keep)
+            for size, name, origin, keep in self.T.rules
         ]
 
     # -- spans -----------------------------------------------------------------------
@@ -482,7 +528,7 @@ class _Converter:
             stack.append(tv)
         self._log.append((self._tnames, name))
 
-    def lookup_type_var(self, name: str) -> Optional[TypeVar]:
+    def lookup_type_var(self, name: str) -> TypeVar | None:
         stack = self._tnames.get(name)
         return stack[-1] if stack else None
 
@@ -512,7 +558,11 @@ class _Converter:
         finditer = _MASTER.finditer
         g_punct = _G_PUNCT
         g_graphvar = _G_GRAPHVAR
-        prev_type: Optional[str] = None
+        g_ident = _G_IDENT
+        push_state = states.append
+        push_value = values.append
+        push_start = starts.append
+        prev_type: str | None = None
         prev_start = prev_end = -1
         while True:
             restart = None
@@ -528,6 +578,12 @@ class _Converter:
                     value = m.group(k + 1)
                     t = "GRAPHVAR" if m.group(k + 2) is None else "GRAPH_HEAD"
                     start, end = m.span(k)
+                elif k == g_ident and m.group(k + 2) is None:
+                    value = m.group(k + 1)
+                    if " " in value or "\t" in value:
+                        value = _SPACES.sub("", value)
+                    t = names.get(value, "IDENT")  # keywords; 'inff' is a NUMBER
+                    start, end = m.span(k)
                 else:
                     t = valued[k]
                     if t is not None:
@@ -538,19 +594,28 @@ class _Converter:
                         if t is None:
                             break
                         if t == "$END":
-                            return self._finish(state, states, values, starts, last_end, end_state,
-                                                start, (prev_type, None, prev_start, prev_end))
+                            return self._finish(
+                                state,
+                                states,
+                                values,
+                                starts,
+                                last_end,
+                                end_state,
+                                start,
+                                (prev_type, None, prev_start, prev_end),
+                            )
                 # feed the token: reduce as long as the table says so, then shift it
                 while True:
                     act = actions[state].get(t)
                     if act is None:
-                        raise self.syntax_error(state, (t, value, start, end),
-                                                (prev_type, None, prev_start, prev_end))
+                        raise self.syntax_error(
+                            state, (t, value, start, end), (prev_type, None, prev_start, prev_end)
+                        )
                     if act >= 0:
                         state = act
-                        states.append(act)
-                        values.append(value)
-                        starts.append(start)
+                        push_state(act)
+                        push_value(value)
+                        push_start(start)
                         last_end = end
                         break
                     size, cb, origin, keep = rules[~act]
@@ -571,17 +636,25 @@ class _Converter:
                         children = []
                     value_r = children[keep] if cb is None else cb(children, rs, re_)
                     state = actions[states[-1]][origin]
-                    states.append(state)
-                    values.append(value_r)
-                    starts.append(rs)
+                    push_state(state)
+                    push_value(value_r)
+                    push_start(rs)
                 prev_type = t
                 prev_start = start
                 prev_end = end
                 if restart is not None:
                     break
             else:  # pragma: no cover - the regex always ends with an EOF match
-                return self._finish(state, states, values, starts, last_end, end_state, endpos,
-                                    (prev_type, None, prev_start, prev_end))
+                return self._finish(
+                    state,
+                    states,
+                    values,
+                    starts,
+                    last_end,
+                    end_state,
+                    endpos,
+                    (prev_type, None, prev_start, prev_end),
+                )
             pos = restart
 
     def _finish(self, state, states, values, starts, last_end, end_state, at, prev):
@@ -613,9 +686,9 @@ class _Converter:
                 return value
 
     # -- syntax errors -----------------------------------------------------------------
-    def syntax_error(self, state: int, tok: tuple, prev: Optional[tuple]) -> ParseError:
+    def syntax_error(self, state: int, tok: tuple, prev: tuple | None) -> ParseError:
         T = self.T
-        kind, value, start, end = tok
+        kind, _value, start, end = tok
         if kind == "RBRACE" and prev is not None and prev[0] == "SEMICOLON":
             return self.error(
                 "unexpected ';' before '}': a ';' must be followed by another expression "
@@ -651,8 +724,6 @@ class _Converter:
                     )
         if kind == "$END":
             message = f"unexpected end of input: expected {self._describe(expected)}"
-        elif kind == "PROJ" and prev is not None and prev[0] == "RPAR":
-            pass
         elif kind == "EQUAL" and prev is not None and prev[0] == "LOCAL":
             notes = ("to bind a variable write 'let %x = value;'",)
         if kind == "$END":
@@ -662,7 +733,7 @@ class _Converter:
         return ParseError(message, self.span(start, max(end, start + 1)), notes)
 
     def _token_text(self, tok: tuple) -> str:
-        kind, value, start, end = tok
+        _kind, value, start, end = tok
         return self.text[start:end] if end > start else str(value)
 
     def _describe(self, expected: list[str]) -> str:
@@ -727,7 +798,6 @@ class _Converter:
 
     def module_defs_v(self, c, s, e):
         self._check_version(c[0], s, e)
-        return None
 
     def module_expr(self, c, s, e):
         return c[1]
@@ -775,8 +845,14 @@ class _Converter:
         ns, ne = self._token_span(c[1], s)
         if name in self._defined:
             prev = self._defined[name]
-            where = f" (first defined at line {prev.line})" if prev is not None else " in the initial module"
-            raise self.error(f"duplicate global function @{name}: it is already defined{where}", ns, ne)
+            where = (
+                f" (first defined at line {prev.line})"
+                if prev is not None
+                else " in the initial module"
+            )
+            raise self.error(
+                f"duplicate global function @{name}: it is already defined{where}", ns, ne
+            )
         span = self.span(ns, ne)
         self._defined[name] = span
         self._def_index += 1
@@ -798,7 +874,6 @@ class _Converter:
             self.mod.add(gv, func, update=True)
         except RelayError as err:  # pragma: no cover - defensive
             raise self.error(err.message, s, e) from None
-        return None
 
     def _signature(self, head, tparams, params, ret, where, start):
         plist, attrs = params
@@ -812,7 +887,7 @@ class _Converter:
         return (head, tuple(tparams), tuple(plist), attrs, ret, where, start)
 
     def _function(self, sig, body, s, e) -> Function:
-        head, tparams, params, attrs, ret, where, start = sig
+        _head, tparams, params, attrs, ret, where, _start = sig
         fields: dict[str, Any] = {}
         if attrs:
             for key, value, _, _ in attrs:
@@ -878,7 +953,9 @@ class _Converter:
             close = difflib.get_close_matches(name, list(RELATIONS), n=1)
             hint = f"; did you mean {close[0]}?" if close else ""
             known = ", ".join(sorted(RELATIONS))
-            raise self.error(f"unknown type relation {name}{hint} (known: {known})", s, s + len(name))
+            raise self.error(
+                f"unknown type relation {name}{hint} (known: {known})", s, s + len(name)
+            )
         return rel
 
     # -- type parameters ---------------------------------------------------------------
@@ -896,9 +973,7 @@ class _Converter:
         kind = _KINDS.get(c[2])
         if kind is None:
             ks, ke = self._token_span(c[2], s + len(c[0]))
-            raise self.error(
-                f"unknown kind {c[2]!r} (kinds are Type, Shape and BaseType)", ks, ke
-            )
+            raise self.error(f"unknown kind {c[2]!r} (kinds are Type, Shape and BaseType)", ks, ke)
         tv = TypeVar(c[0], kind, span=self.span(s, e))
         self.bind_type(c[0], tv)
         return tv
@@ -918,7 +993,7 @@ class _Converter:
         return (GlobalTypeVar(name), ns, ne)
 
     def type_head(self, c, s, e):
-        gtv, ns, ne = c[0]
+        gtv, _ns, _ne = c[0]
         return (gtv, tuple(c[1]), s)
 
     data_head = type_head
@@ -965,7 +1040,6 @@ class _Converter:
             raise self.error(err.message, s, e) from None
         for ctor in ctors:
             self._ctors[ctor.name_hint] = ctor
-        return None
 
     def ctor_plain(self, c, s, e):
         return (c[0], [], s, e)
@@ -1019,19 +1093,15 @@ class _Converter:
 
     def gb_first(self, c, s, e):
         self._bind_label(c[0], c[1])
-        return None
 
     def gb_first_sep(self, c, s, e):
         self._bind_label(c[0], c[2])
-        return None
 
     def gb_more(self, c, s, e):
         self._bind_label(c[1], c[2])
-        return None
 
     def gb_more_sep(self, c, s, e):
         self._bind_label(c[1], c[3])
-        return None
 
     def graph_end(self, c, s, e):
         return c[1]
@@ -1046,7 +1116,6 @@ class _Converter:
         vs, ve = self._token_span(token, s + 8)
         var = Var(token[1:], ann, span=self.span(vs, ve))
         self._free[var.name_hint] = var
-        return None
 
     # -- infix operators ---------------------------------------------------------------
     def chain_start(self, c, s, e):
@@ -1101,8 +1170,15 @@ class _Converter:
             name, _ = pending.pop()
             b, _, b_end = out.pop()
             a, a_start, _ = out.pop()
-            out.append((Call(self.op(name, a_start, b_end), (a, b), None, span=self.span(a_start, b_end)),
-                        a_start, b_end))
+            out.append(
+                (
+                    Call(
+                        self.op(name, a_start, b_end), (a, b), None, span=self.span(a_start, b_end)
+                    ),
+                    a_start,
+                    b_end,
+                )
+            )
 
         for i, (name, prec, _, _) in enumerate(ops):
             while pending and pending[-1][1] >= prec:
@@ -1264,7 +1340,9 @@ class _Converter:
             return cached
         entry = self._meta_entry(key, index)
         if entry is _MISSING:
-            node: Any = MetaRef(key, index, self._comment_type(ty_text, ty_start), span=self.span(s, e))
+            node: Any = MetaRef(
+                key, index, self._comment_type(ty_text, ty_start), span=self.span(s, e)
+            )
         elif isinstance(entry, Expr):
             node = entry
         elif isinstance(entry, np.ndarray) or np.isscalar(entry):
@@ -1276,7 +1354,7 @@ class _Converter:
         self._meta_nodes[(key, index)] = node
         return node
 
-    def _comment_type(self, text: Optional[str], start: int) -> Optional[Type]:
+    def _comment_type(self, text: str | None, start: int) -> Type | None:
         """The type written in a ``/* ty=... */`` comment, or None if it does not parse."""
         if not text:
             return None
@@ -1307,7 +1385,7 @@ class _Converter:
         return TupleGetItem(c[0], int(c[1][1:]), span=self.span(s, e))
 
     def proj_dot(self, c, s, e):
-        value, dtype, _ = self._read(c[2], s, e)
+        value, _dtype, _ = self._read(c[2], s, e)
         if not isinstance(value, int) or value < 0:
             raise self.error("a projection index must be a non-negative integer", s, e)
         return TupleGetItem(c[0], value, span=self.span(s, e))
@@ -1321,7 +1399,6 @@ class _Converter:
                 self.bind(top[0].name_hint, top[0])
                 top[2] = True
         self.push_mark()
-        return None
 
     def fn_sig(self, c, s, e):
         return self._signature(None, c[1], c[3], c[5], c[6], s)
@@ -1415,7 +1492,7 @@ class _Converter:
                     _, _, a_s, a_e = attrs[0]
                     raise self.error(
                         "only operator calls take attributes (a call of a function or global "
-                        "may carry them only with attrs_type_key=\"...\")",
+                        'may carry them only with attrs_type_key="...")',
                         a_s,
                         a_e,
                     )
@@ -1647,7 +1724,6 @@ class _Converter:
 
     def fn_type_kw(self, c, s, e):
         self.push_mark()
-        return None
 
     def func_type0(self, c, s, e):
         self.pop_mark()
@@ -1691,8 +1767,11 @@ class _Converter:
     # -- the end -----------------------------------------------------------------------
     def check_globals(self) -> None:
         """A global used but never defined is an error at its first use."""
-        missing = [(span.line, span.column, name, span) for name, span in self._first_use.items()
-                   if name not in self._defined]
+        missing = [
+            (span.line, span.column, name, span)
+            for name, span in self._first_use.items()
+            if name not in self._defined
+        ]
         if missing:
             _, _, name, span = min(missing)
             defined = sorted(self._defined)
@@ -1715,13 +1794,16 @@ def _registry():
     return _REGISTRY
 
 
+def _binop_rule(name: str, prec: int):
+    def rule(self, c, s, e):
+        return (name, prec, s, e)
+
+    return rule
+
+
 # The binary-operator rules (op_add -> ('add', 10, start, end), ...).
 for _rule, (_text, _name, _prec) in _BINOPS.items():
-    setattr(
-        _Converter,
-        _rule,
-        (lambda name, prec: lambda self, c, s, e: (name, prec, s, e))(_name, _prec),
-    )
+    setattr(_Converter, _rule, _binop_rule(_name, _prec))
 
 
 # ------------------------------------------------------------------------- public API
@@ -1759,7 +1841,11 @@ def _load_meta(conv: _Converter, text: str, init_meta_table) -> None:
     if init_meta_table:
         for key, entries in init_meta_table.items():
             table.setdefault(key, []).extend(
-                e if isinstance(e, Expr) else Constant(np.asarray(e)) if isinstance(e, np.ndarray) else e
+                e
+                if isinstance(e, Expr)
+                else Constant(np.asarray(e))
+                if isinstance(e, np.ndarray)
+                else e
                 for e in entries
             )
     conv._meta = table
@@ -1789,7 +1875,9 @@ def _run_guarded(conv: _Converter, start: str, lexer: Lexer) -> Any:
     except RecursionError:  # pragma: no cover - the parser does not recurse
         raise ParseError("program too deeply nested") from None
     except Exception as exc:  # pragma: no cover - a bug: still no raw traceback for users
-        raise ParseError(f"internal parser error ({type(exc).__name__}: {exc}); please report it") from exc
+        raise ParseError(
+            f"internal parser error ({type(exc).__name__}: {exc}); please report it"
+        ) from exc
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -1799,7 +1887,7 @@ def parse(
     text: str,
     source_name: str = "from_string",
     init_module: Any = None,
-    init_meta_table: Optional[Mapping[str, Iterable[Any]]] = None,
+    init_meta_table: Mapping[str, Iterable[Any]] | None = None,
     infer_type: bool = False,
 ):
     """Parse Relay text into an :class:`~relay_nb.ir.module.IRModule`.
@@ -1860,7 +1948,7 @@ def parse_expr(
     text: str,
     source_name: str = "from_string",
     init_module: Any = None,
-    init_meta_table: Optional[Mapping[str, Iterable[Any]]] = None,
+    init_meta_table: Mapping[str, Iterable[Any]] | None = None,
 ) -> Expr:
     """Parse one Relay expression (``free_var`` declarations allowed; header optional).
 
@@ -1880,4 +1968,4 @@ def parse_type(text: str, source_name: str = "from_string") -> Type:
 
 fromtext = parse
 
-__all__ = ["parse", "parse_expr", "parse_type", "fromtext", "OP_ALIASES"]
+__all__ = ["OP_ALIASES", "fromtext", "parse", "parse_expr", "parse_type"]

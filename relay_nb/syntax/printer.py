@@ -28,8 +28,8 @@ back to the same program (``parse(astext(p))`` is structurally equal to ``p``):
 * an ``extern type`` (an ADT without constructors) comes after every other definition
   (TVM stops reading definitions after one), and a function's first attribute is never a
   dotted key (TVM finds attributes by ``identifier =`` lookahead);
-* an unsuffixed literal whose dtype type inference took from its context is written at
-  that dtype (``2.5f16``), since TVM has no suffix-less float literal;
+* an unsuffixed float literal whose dtype type inference took from its context is
+  written at that dtype (``2.5f16``), since TVM has no suffix-less float literal;
 * a ``meta[...][i]`` reference whose entry is missing keeps its index; constants sent to
   the meta table are numbered after it, and the hole is ``null`` in ``#[metadata]``.
 
@@ -83,6 +83,7 @@ from ..ir.ty import (
     FuncType,
     GlobalTypeVar,
     IncompleteType,
+    Kind,
     RefType,
     TensorType,
     TupleType,
@@ -344,6 +345,17 @@ def _dim_text(d: Any) -> str:
     return str(d)
 
 
+_KIND_NAMES = {Kind.ShapeVar: "Shape", Kind.BaseType: "BaseType", Kind.Constraint: "Constraint"}
+
+
+def _type_param(tv: TypeVar) -> str:
+    """A type parameter: ``A``, or with its kind when it is not Type (``s: Shape``, the
+    docs' shape-polymorphic signatures; TVM's text has no kinds)."""
+    name = _sanitize(tv.name_hint, "t")
+    kind = _KIND_NAMES.get(tv.kind)
+    return name if kind is None else name + ": " + kind
+
+
 def _leaf_text(t: Any) -> str:
     if isinstance(t, str):
         return t
@@ -603,10 +615,13 @@ class _TextPrinter:
     def _constant(self, c: Constant) -> str:
         data = c.data
         ty = c._checked_type
-        # An unsuffixed literal (`2.0`, `3`) whose dtype type inference set from its
-        # context: write it at that dtype (`2f16`), as TVM has no suffix-less floats.
+        # An unsuffixed float literal (`2.5`) whose dtype type inference set from its
+        # context (float16 here): `2.5f` would read back as float32, an explicit dtype
+        # the context rejects, and TVM has no suffix-less floats: write it at that dtype
+        # (`2.5f16`).  An integer literal stays bare (`3`): it reads back as a literal.
         if (
             c.is_literal
+            and data.dtype.kind == "f"
             and type(ty) is TensorType
             and ty.shape == ()
             and isinstance(ty.dtype, str)
@@ -731,9 +746,16 @@ class _TextPrinter:
     def _func_head(self, fn: Function, prefix: str) -> str:
         head = prefix
         if fn.type_params:
-            head += "[" + ", ".join(_sanitize(tp.name_hint, "t") for tp in fn.type_params) + "]"
+            head += "[" + ", ".join(_type_param(tp) for tp in fn.type_params) + "]"
         params = [self._alloc_var(p) for p in fn.params]
         items = list(fn.attrs.items())
+        constraints = ()
+        for i, (k, v) in enumerate(items):
+            # The docs' `where` clauses, kept by the parser as this attribute.
+            if k == "type_constraints" and v and all(isinstance(r, TypeRelation) for r in v):
+                constraints = v
+                del items[i]
+                break
         if items and "." in items[0][0]:
             # TVM finds attributes by `identifier =` lookahead, so the first key must not
             # be dotted (relay.reshape_only=1 only after another one, §9).
@@ -744,12 +766,22 @@ class _TextPrinter:
         head += "(" + ", ".join(params) + ") "
         if fn.ret_type is not None:
             head += "-> " + self._type(fn.ret_type) + " "
+        if constraints:
+            head += "where " + ", ".join(self._relation(r) for r in constraints) + " "
         return head + "{"
+
+    def _relation(self, rel: TypeRelation) -> str:
+        """A `where` constraint: bare (``Broadcast``: over the parameter and result
+        types) or with its types (``Broadcast(A, B, C)``)."""
+        if not rel.args:
+            func = rel.func
+            return getattr(func, "name", None) or getattr(func, "__name__", None) or str(func)
+        return self._type(rel)
 
     def _typedef(self, td: TypeData) -> list:
         head = "type " + td.header.name_hint
         if td.type_vars:
-            head += "[" + ", ".join(_sanitize(tv.name_hint, "t") for tv in td.type_vars) + "]"
+            head += "[" + ", ".join(_type_param(tv) for tv in td.type_vars) + "]"
         ctors = []
         for c in td.constructors:
             text = c.name_hint
@@ -761,7 +793,7 @@ class _TextPrinter:
     def _extern_typedef(self, td: TypeData) -> str:
         head = "extern type " + td.header.name_hint
         if td.type_vars:
-            head += "[" + ", ".join(_sanitize(tv.name_hint, "t") for tv in td.type_vars) + "]"
+            head += "[" + ", ".join(_type_param(tv) for tv in td.type_vars) + "]"
         return head
 
     # -- the driver --------------------------------------------------------------------

@@ -15,7 +15,10 @@ nodes across scopes).  Output: the same program in A-normal form —
   ``let %a = log(%x); ...``; new variables are named ``x`` (the printer writes them
   ``%x``, ``%x1``, ``%x2`` ..., as TVM's printouts show them);
 * nested functions marked ``Primitive`` (fused kernels) or ``Compiler`` are kept as they
-  are (bound to a variable, bodies untouched), as TVM does.
+  are (bound to a variable, bodies untouched), as TVM does; pass-internal TempExprs are
+  left in place as atoms;
+* new nodes carry the ``checked_type`` of the node they replace, and new variables that
+  of their value (a cache, not an annotation), so a typed program prints typed.
 
 Where a shared value is bound: the placement rule
 --------------------------------------------------
@@ -41,8 +44,9 @@ a child of the scope its node is bound in (a ``let``'s body is a scope too, see 
    (operands left to right, then the callee, then the node), so ``let``s appear in the
    order the program computes them, and effects keep their order.
 3. **Never outside the scope of its free variables.**  A ``let``'s variable is visible in
-   the ``let``'s body (and in its own value, for recursive functions); a value that uses
-   it is one of its uses' descendants, so rule 1 already keeps it inside.  A ``let`` is
+   the ``let``'s body (and in its own value, for recursive functions); every use of a
+   value that reads the variable lies in that scope, so their LCA does too and rule 1
+   already keeps the value inside.  A ``let`` is
    flattened: its value and then its body's bindings are spliced into the scope the
    ``let`` itself is bound in, after which rule 2 places every value that uses the
    variable after the variable's binding.  The one program rule 1 cannot place is a node

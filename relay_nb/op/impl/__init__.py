@@ -26,11 +26,21 @@ spam warnings, and constant folding must be total, so the interpreter defines th
   naming the first index outside ``[0, n)``; ``clip`` clamps into ``[0, n - 1]``
   (negative indices become 0, as in TVM); ``wrap`` takes indices modulo ``n``.
 * **round** rounds halves away from zero (TVM lowers it to ``llvm.round``), not to even.
+* **NaN in elementwise max/min** follows TVM's generated code, ``a > b ? a : b``:
+  ``maximum(nan, 1) == 1`` but ``maximum(1, nan)`` is NaN; ``relu(nan) == 0``,
+  ``clip(nan) == a_max``, ``sign(nan) == 0``.  Reductions and pools propagate NaN
+  (numpy's rule; TVM's answer there depends on the element order).
 * **Unknown or unsupported dtypes** (``bfloat16``, vector types) raise an EvalError.
 * A result whose shape disagrees with the inferred type raises an EvalError naming both
   (a relation/implementation mismatch), instead of computing on with a wrong shape.
 """
 
-from . import image, nn, reduce, tensor, transform  # noqa: F401
+# The op families first: an implementation can only be registered for a known op.
+from .. import image as _image_ops  # noqa: F401
+from .. import nn as _nn_ops  # noqa: F401
+from .. import reduce as _reduce_ops  # noqa: F401
+from .. import tensor as _tensor_ops  # noqa: F401
+from .. import transform as _transform_ops  # noqa: F401
+from . import image, nn, reduce, tensor, transform
 
 __all__ = ["image", "nn", "reduce", "tensor", "transform"]

@@ -5,6 +5,7 @@ Every implementation is registered through :func:`impl`, which wraps it so that
 * a call without attributes (a ``Call`` built by hand) sees the schema's defaults;
 * numpy never prints a warning (``np.errstate(all="ignore")``): the semantics of the
   corner cases (division by zero, overflow, NaN) are defined in :mod:`relay_nb.op.impl`;
+* every failure is an :class:`EvalError` whose message starts with the op name;
 * the result is a fresh ``numpy.ndarray`` (0-d for scalars, never a numpy scalar, never
   a view of an argument) of the dtype the type relation inferred (``out_type``), and of
   its shape: a disagreement between relation and implementation is an :class:`EvalError`
@@ -15,11 +16,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
-from ...errors import EvalError
+from ...errors import EvalError, RelayError
 from ...ir.ty import TensorType, TupleType
 from ..registry import get_column, make_attrs, register_column
 
@@ -29,7 +30,7 @@ Impl = Callable[[list, Any, Any], Any]
 # --- dtypes ---------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def np_dtype(dtype: Any) -> np.dtype:
     """The numpy dtype of a TVM dtype string (``uint1`` is bool); EvalError if numpy has none."""
     if isinstance(dtype, np.dtype):
@@ -44,7 +45,7 @@ def np_dtype(dtype: Any) -> np.dtype:
         raise EvalError(f"dtype {dtype!r} is not supported by the numpy interpreter") from None
 
 
-def known_dtype(ty: Any) -> Optional[np.dtype]:
+def known_dtype(ty: Any) -> np.dtype | None:
     """The numpy dtype of a TensorType whose dtype is known, else None."""
     if isinstance(ty, TensorType) and isinstance(ty.dtype, str) and ty.dtype:
         return np_dtype(ty.dtype)
@@ -246,8 +247,8 @@ def finish(op_name: str, value: Any, ty: Any, args: Sequence[Any] = ()) -> Any:
             or any(type(d) is int and d != s for d, s in zip(shape, arr.shape))
         ):
             raise EvalError(
-                f"internal: {op_name} computed a tensor of shape {_shape_text(arr.shape)} but its "
-                f"type says {_shape_text(shape)} (please report this)"
+                f"internal error: the result has shape {_shape_text(arr.shape)} but the type "
+                f"relation says {_shape_text(shape)} (please report this)"
             )
     if not arr.flags.writeable or any(np.may_share_memory(arr, a) for a in _leaves(args)):
         arr = arr.copy()
@@ -272,13 +273,22 @@ def impl(*op_names: str) -> Callable[[Impl], Impl]:
 
 def _wrap(name: str, fn: Impl) -> Impl:
     has_schema = get_column("attrs_schema").get(name) is not None
+    prefix = name + ": "
 
     def run(args: list, attrs: Any = None, out_type: Any = None) -> Any:
-        if attrs is None and has_schema:
-            attrs = make_attrs(name)
         args = [_as_arg(a) for a in args]
-        with np.errstate(all="ignore"):
-            return finish(name, fn(args, attrs, out_type), out_type, args)
+        try:
+            if attrs is None and has_schema:
+                attrs = make_attrs(name)
+            with np.errstate(all="ignore"):
+                return finish(name, fn(args, attrs, out_type), out_type, args)
+        except RelayError as exc:
+            # Shared shape helpers raise type errors; at run time they are evaluation errors.
+            if isinstance(exc, EvalError) and exc.message.startswith(prefix):
+                raise
+            raise EvalError(prefix + exc.message, exc.span) from None
+        except (ValueError, TypeError, IndexError, ArithmeticError) as exc:
+            raise EvalError(prefix + str(exc)) from None
 
     run.__name__ = run.__qualname__ = "impl_" + name.replace(".", "_")
     run.__doc__ = f"numpy implementation of {name}: ``impl(args, attrs, out_type)``."

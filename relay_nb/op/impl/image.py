@@ -62,8 +62,7 @@ def _coordinates(n_out, n_in, mode, start, end, ft):
             return s * ft.type(n_in - 1) + x * (e - s) * ft.type(n_in - 1) / ft.type(n_out - 1)
         return np.full(n_out, half * (s + e) * ft.type(n_in - 1) * one, ft)
     raise EvalError(
-        f"resize: coordinate_transformation_mode must be one of {', '.join(COORDINATE_MODES)}, "
-        f"got {mode!r}"
+        f"coordinate_transformation_mode must be one of {', '.join(COORDINATE_MODES)}, got {mode!r}"
     )
 
 
@@ -94,7 +93,7 @@ def _nearest_index(coord, rounding, ft):
         r = np.ceil(coord - eps)
     else:
         raise EvalError(
-            "resize: rounding_method must be round, floor, ceil, round_prefer_floor or "
+            "rounding_method must be round, floor, ceil, round_prefer_floor or "
             f"round_prefer_ceil, got {rounding!r}"
         )
     return r.astype(np.int64)
@@ -120,7 +119,9 @@ def _taps(n_out, n_in, mode, method, rounding, alpha, exclude, start, end, ft):
         if factor:
             idx = np.arange(n_out) // factor
         else:
-            idx = _nearest_index(coord, rounding or ("round" if mode == "align_corners" else "floor"), ft)
+            idx = _nearest_index(
+                coord, rounding or ("round" if mode == "align_corners" else "floor"), ft
+            )
         return coord, [(np.clip(idx, 0, n_in - 1), None)]
     base = np.floor(coord)
     frac = (coord - base).astype(ft)
@@ -140,7 +141,7 @@ def _taps(n_out, n_in, mode, method, rounding, alpha, exclude, start, end, ft):
             total = weights[0] + weights[1] + weights[2] + weights[3]
             weights = [(w / total).astype(ft) for w in weights]
         return coord, [(np.clip(base + i - 1, 0, n_in - 1), w) for i, w in enumerate(weights)]
-    raise EvalError(f"resize: method must be nearest_neighbor, linear or cubic, got {method!r}")
+    raise EvalError(f"method must be nearest_neighbor, linear or cubic, got {method!r}")
 
 
 def _apply(x, axis, taps):
@@ -173,15 +174,15 @@ def resize2d(
     x = np.transpose(data, layout_perm(layout, "NCHW"))
     oh, ow = ints_n(size, 2, "size")
     if oh < 0 or ow < 0:
-        raise EvalError(f"resize: size must not be negative, got {[oh, ow]}")
+        raise EvalError(f"size must not be negative, got {[oh, ow]}")
     h, w = x.shape[2], x.shape[3]
     dt = np_dtype(dtype) if dtype is not None else x.dtype
     if (h == 0 or w == 0) and oh * ow:
-        raise EvalError("resize: cannot resize an empty image to a non-empty one")
+        raise EvalError("cannot resize an empty image to a non-empty one")
     ft = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
     roi = tuple(roi) if roi else (0.0, 0.0, 0.0, 0.0)
     if len(roi) != 4:
-        raise EvalError(f"resize: roi must have 4 values, got {list(roi)}")
+        raise EvalError(f"roi must have 4 values, got {list(roi)}")
     args = (method, rounding_method, cubic_alpha, cubic_exclude)
     ycoord, ytaps = _taps(oh, h, coordinate_transformation_mode, *args, roi[0], roi[2], ft)
     xcoord, xtaps = _taps(ow, w, coordinate_transformation_mode, *args, roi[1], roi[3], ft)
@@ -189,7 +190,9 @@ def resize2d(
         x = x.astype(ft)
     y = _apply(_apply(x, 3, xtaps), 2, ytaps)  # W first, then H, as TVM's formula nests them
     if coordinate_transformation_mode == "tf_crop_and_resize":
-        outside = ((ycoord < 0) | (ycoord > h - 1))[:, None] | ((xcoord < 0) | (xcoord > w - 1))[None, :]
+        outside = ((ycoord < 0) | (ycoord > h - 1))[:, None] | ((xcoord < 0) | (xcoord > w - 1))[
+            None, :
+        ]
         y = np.where(outside, np.asarray(extrapolation_value, ft), y)
     return to_layout(convert(y, dt), "NCHW", layout, "layout")
 

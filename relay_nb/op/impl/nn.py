@@ -64,8 +64,9 @@ def _along(vec: np.ndarray, axis: int, ndim: int) -> np.ndarray:
 
 @impl("nn.relu")
 def _relu(args, attrs, out):
+    """``max(x, 0)`` with TVM's select semantics (``x > 0 ? x : 0``: ``relu(nan) == 0``)."""
     x = args[0]
-    return np.maximum(x, x.dtype.type(0))
+    return np.where(x > 0, x, x.dtype.type(0))
 
 
 @impl("nn.leaky_relu")
@@ -113,7 +114,7 @@ def _dense(args, attrs, out):
     """``data @ weight.T``: data ``(..., K)``, weight ``(units, K)``."""
     a, w = _mm_inputs(args, attrs, out)
     if w.ndim != 2 or a.ndim < 1 or a.shape[-1] != w.shape[1]:
-        raise EvalError(f"dense: shapes {a.shape} and {w.shape} do not match")
+        raise EvalError(f"shapes {a.shape} and {w.shape} do not match")
     return np.matmul(a, w.T)
 
 
@@ -132,7 +133,7 @@ def _batch_matmul(args, attrs, out):
     """``(B, M, K) x (B, N, K) -> (B, M, N)`` by default; a batch of 1 broadcasts."""
     a, b = _mm_inputs(args, attrs, out)
     if a.ndim != 3 or b.ndim != 3:
-        raise EvalError(f"batch_matmul: inputs must have rank 3, got {a.shape} and {b.shape}")
+        raise EvalError(f"inputs must have rank 3, got {a.shape} and {b.shape}")
     if attrs["transpose_a"]:
         a = np.swapaxes(a, 1, 2)
     if attrs["transpose_b"]:
@@ -172,11 +173,9 @@ def conv_nd(x, w, strides, dilation, pads, groups) -> np.ndarray:
     o, cg = w.shape[:2]
     kernel = w.shape[2:]
     if groups < 1 or c != cg * groups or o % groups:
-        raise EvalError(
-            f"convolution: {c} input channels, weight {w.shape} and groups={groups} do not fit"
-        )
+        raise EvalError(f"{c} input channels, weight {w.shape} and groups={groups} do not fit")
     if any(s < 1 for s in strides) or any(d < 1 for d in dilation):
-        raise EvalError("convolution: strides and dilation must be positive")
+        raise EvalError("strides and dilation must be positive")
     if any(p for pair in pads for p in pair):
         x = np.pad(x, [(0, 0), (0, 0)] + [tuple(p) for p in pads])
     span = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
@@ -200,17 +199,17 @@ def conv_transpose_nd(x, w, strides, dilation, pads, output_padding, groups) -> 
     ci, og = w.shape[:2]
     kernel = w.shape[2:]
     if groups < 1 or c != ci or c % groups:
-        raise EvalError(
-            f"conv_transpose: {c} input channels, weight {w.shape} and groups={groups} do not fit"
-        )
+        raise EvalError(f"{c} input channels, weight {w.shape} and groups={groups} do not fit")
     if any(s < 1 for s in strides) or any(d < 1 for d in dilation):
-        raise EvalError("conv_transpose: strides and dilation must be positive")
+        raise EvalError("strides and dilation must be positive")
     cg = c // groups
     wc = w.reshape((groups, cg, og) + tuple(kernel)).swapaxes(1, 2)
     wc = wc.reshape((groups * og, cg) + tuple(kernel))
     wc = np.flip(wc, axis=tuple(range(2, 2 + nd)))
     sp = x.shape[2:]
-    dilated = np.zeros((n, c) + tuple((s - 1) * st + 1 if s else 0 for s, st in zip(sp, strides)), x.dtype)
+    dilated = np.zeros(
+        (n, c) + tuple((s - 1) * st + 1 if s else 0 for s, st in zip(sp, strides)), x.dtype
+    )
     dilated[(slice(None), slice(None)) + tuple(slice(None, None, st) for st in strides)] = x
     span = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
     widths, crop = [], [slice(None), slice(None)]
@@ -267,7 +266,7 @@ def pool_nd(x, kind, pool, strides, dilation, pads, ceil_mode, count_include_pad
     """Max or average pooling of a canonical ``(N, C, *spatial)`` tensor (TVM's pool_impl_nd)."""
     nd = x.ndim - 2
     if any(s < 1 for s in strides) or any(d < 1 for d in dilation) or any(k < 1 for k in pool):
-        raise EvalError("pool: pool_size, strides and dilation must be positive")
+        raise EvalError("pool_size, strides and dilation must be positive")
     extra = [s - 1 if ceil_mode else 0 for s in strides]
     widths = [(0, 0), (0, 0)] + [(b, a + e) for (b, a), e in zip(pads, extra)]
     span = [(k - 1) * d + 1 for k, d in zip(pool, dilation)]
@@ -285,7 +284,9 @@ def pool_nd(x, kind, pool, strides, dilation, pads, ceil_mode, count_include_pad
         if count_include_pad:
             mask = np.r_[np.ones(before + size + after, np.int64), np.zeros(e, np.int64)]
         else:
-            mask = np.r_[np.zeros(before, np.int64), np.ones(size, np.int64), np.zeros(after + e, np.int64)]
+            mask = np.r_[
+                np.zeros(before, np.int64), np.ones(size, np.int64), np.zeros(after + e, np.int64)
+            ]
         counts = _count_windows(mask, span[i], strides[i], dilation[i])
         divisor = np.multiply.outer(divisor, counts)
     return divide_by_count(np.asarray(total), np.maximum(divisor, 1), dt)
@@ -328,8 +329,10 @@ def adaptive_pool2d(x: np.ndarray, kind: str, size) -> np.ndarray:
     dt = x.dtype
     h, w = x.shape[2:]
     oh, ow = size
-    if oh < 1 or ow < 1:
-        raise EvalError(f"adaptive pool: output_size must be positive, got {[oh, ow]}")
+    if oh < 0 or ow < 0:
+        raise EvalError(f"output_size must not be negative, got {[oh, ow]}")
+    if oh == 0 or ow == 0:
+        return np.zeros(x.shape[:2] + (oh, ow), dt)
     (hs, he), (ws, we) = _adaptive_bounds(h, oh), _adaptive_bounds(w, ow)
     if kind == "avg":
         rows = (np.arange(h) >= hs[:, None]) & (np.arange(h) < he[:, None])
@@ -337,7 +340,7 @@ def adaptive_pool2d(x: np.ndarray, kind: str, size) -> np.ndarray:
         total = np.einsum("nchw,ph,qw->ncpq", x, rows.astype(dt), cols.astype(dt), optimize=True)
         return divide_by_count(total.astype(dt), np.multiply.outer(he - hs, we - ws), dt)
     if h == 0 or w == 0:
-        raise EvalError("adaptive pool: cannot take the maximum of an empty window")
+        raise EvalError("cannot take the maximum of an empty window")
     # max is separable: reduce the W windows, then the H windows (a loop over output
     # rows and columns, not pixels)
     cols_max = np.stack([x[..., s:e].max(axis=-1) for s, e in zip(ws, we)], axis=-1)
@@ -427,22 +430,22 @@ def _pad(args, attrs, out):
     x, value = args
     widths = [tuple(int(v) for v in w) for w in attrs["pad_width"]]
     if len(widths) != x.ndim or any(len(w) != 2 or min(w) < 0 for w in widths):
-        raise EvalError(f"pad: pad_width {attrs['pad_width']} does not fit a rank-{x.ndim} tensor")
+        raise EvalError(f"pad_width {attrs['pad_width']} does not fit a rank-{x.ndim} tensor")
     mode = attrs["pad_mode"]
     if mode == "constant":
         return np.pad(x, widths, constant_values=convert(value.reshape(()), x.dtype))
     if mode in ("edge", "reflect"):
         if x.size == 0 and any(map(any, widths)):
-            raise EvalError(f"pad: {mode} padding of an empty tensor")
+            raise EvalError(f"{mode} padding of an empty tensor")
         return np.pad(x, widths, mode=mode)
-    raise EvalError(f"pad: pad_mode must be constant, edge or reflect, got {mode!r}")
+    raise EvalError(f"pad_mode must be constant, edge or reflect, got {mode!r}")
 
 
 @impl("nn.batch_flatten")
 def _batch_flatten(args, attrs, out):
     x = args[0]
     if x.ndim == 0:
-        raise EvalError("batch_flatten: the input must have at least one dimension")
+        raise EvalError("the input must have at least one dimension")
     return x.reshape(x.shape[0], math.prod(x.shape[1:]))
 
 

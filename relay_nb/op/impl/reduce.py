@@ -37,7 +37,9 @@ def _dtype(x, out):
 def _sum(args, attrs, out):
     x = args[0]
     dt = _dtype(x, out)
-    return np.sum(x.astype(dt, copy=False), axis=_axes(x, attrs), keepdims=attrs["keepdims"], dtype=dt)
+    return np.sum(
+        x.astype(dt, copy=False), axis=_axes(x, attrs), keepdims=attrs["keepdims"], dtype=dt
+    )
 
 
 @impl("prod")

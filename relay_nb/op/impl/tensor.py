@@ -71,6 +71,20 @@ def _power(a, b):
     return np.where(neg, recip, r).astype(a.dtype)
 
 
+def tvm_max(a, b):
+    """TVM's ``max(a, b)`` as its LLVM code computes it: ``a > b ? a : b``.
+
+    With a NaN the answer is ``b`` (``max(nan, 0) == 0``, so ``relu(nan) == 0``), where
+    ``np.maximum`` would propagate the NaN.
+    """
+    return np.where(a > b, a, b)
+
+
+def tvm_min(a, b):
+    """TVM's ``min(a, b)``: ``a < b ? a : b``."""
+    return np.where(a < b, a, b)
+
+
 def _float_or_int(float_fn, int_fn):
     def fn(a, b):
         return int_fn(a, b) if is_int(a.dtype) else float_fn(a, b)
@@ -97,8 +111,8 @@ BINARY = {
         lambda a, b: a - np.trunc(a / b) * b, lambda a, b: int_mod(a, b, "trunc")
     ),
     "power": _power,
-    "maximum": np.maximum,
-    "minimum": np.minimum,
+    "maximum": tvm_max,
+    "minimum": tvm_min,
     "logical_and": lambda a, b: np.logical_and(a, b),
     "logical_or": lambda a, b: np.logical_or(a, b),
     "logical_xor": lambda a, b: np.logical_xor(a, b),
@@ -240,8 +254,14 @@ def _abs(args, attrs, out):
 
 @impl("sign")
 def _sign(args, attrs, out):
+    """``x > 0 ? 1 : (x < 0 ? -1 : 0)`` as TVM's topi writes it (so ``sign(nan) == 0``)."""
     x = args[0]
-    return x.copy() if x.dtype.kind == "b" else np.sign(x)
+    if x.dtype.kind == "b":
+        return x.copy()
+    one = x.dtype.type(1)
+    return np.where(x > 0, one, np.where(x < 0, -one if x.dtype.kind != "u" else 0, 0)).astype(
+        x.dtype
+    )
 
 
 @impl("logical_not")
@@ -296,7 +316,7 @@ def _clip(args, attrs, out):
     x = args[0]
     lo = convert(np.float64(attrs["a_min"]), x.dtype)
     hi = convert(np.float64(attrs["a_max"]), x.dtype)
-    return np.maximum(np.minimum(x, hi), lo)
+    return tvm_max(tvm_min(x, hi), lo)
 
 
 @impl("cast")
@@ -355,7 +375,7 @@ def _arange(args, attrs, out):
     dt = out_dtype(out, attrs["dtype"], "float32")
     start, stop, step = (np.asarray(a).reshape(()).item() for a in args)
     if step == 0:
-        raise EvalError("arange: step must not be 0")
+        raise EvalError("step must not be 0")
     n = max(math.ceil((stop - start) / step), 0)
     if is_int(dt):
         return (np.arange(n, dtype=np.int64) * int(step) + int(start)).astype(dt)

@@ -59,7 +59,7 @@ def _squeeze(args, attrs, out):
     drop = {norm_axis(a, x.ndim) for a in attrs["axis"]}
     for a in sorted(drop):
         if x.shape[a] != 1:
-            raise EvalError(f"squeeze: axis {a} has dimension {x.shape[a]}, not 1")
+            raise EvalError(f"axis {a} has dimension {x.shape[a]}, not 1")
     return x.reshape(tuple(d for i, d in enumerate(x.shape) if i not in drop))
 
 
@@ -92,9 +92,7 @@ def _split(args, attrs, out):
     ios = attrs["indices_or_sections"]
     if isinstance(ios, int):
         if ios <= 0 or x.shape[axis] % ios:
-            raise EvalError(
-                f"split: dimension {x.shape[axis]} cannot be split into {ios} equal sections"
-            )
+            raise EvalError(f"dimension {x.shape[axis]} cannot be split into {ios} equal sections")
         return tuple(np.split(x, ios, axis=axis))
     return tuple(np.split(x, list(ios), axis=axis))
 
@@ -106,11 +104,11 @@ def _take_indices(idx: np.ndarray, n: int, mode: str) -> np.ndarray:
     idx = idx.astype(np.int64)
     if mode == "clip":
         if n == 0 and idx.size:
-            raise EvalError("take: cannot take from an empty axis")
+            raise EvalError("cannot take from an empty axis")
         return np.clip(idx, 0, max(n - 1, 0))
     if mode == "wrap":
         if n == 0 and idx.size:
-            raise EvalError("take: cannot take from an empty axis")
+            raise EvalError("cannot take from an empty axis")
         return np.mod(idx, n) if n else idx
     if mode == "fast":
         bad = (idx < 0) | (idx >= n)
@@ -121,14 +119,14 @@ def _take_indices(idx: np.ndarray, n: int, mode: str) -> np.ndarray:
                 'does not check bounds in TVM; use mode="clip" or "wrap")'
             )
         return idx
-    raise EvalError(f"take: mode must be clip, wrap or fast, got {mode!r}")
+    raise EvalError(f"mode must be clip, wrap or fast, got {mode!r}")
 
 
 @impl("take")
 def _take(args, attrs, out):
     data, indices = args
     if indices.dtype.kind not in "iub":
-        raise EvalError(f"take: indices must be integers, found {indices.dtype}")
+        raise EvalError(f"indices must be integers, found {indices.dtype}")
     mode = attrs["mode"]
     if attrs["axis"] is None:
         flat = data.reshape(-1)
@@ -138,13 +136,13 @@ def _take(args, attrs, out):
     if b < 0:
         b += indices.ndim
     if not 0 <= b <= min(axis, indices.ndim):
-        raise EvalError(f"take: batch_dims {attrs['batch_dims']} is out of range")
+        raise EvalError(f"batch_dims {attrs['batch_dims']} is out of range")
     idx = _take_indices(indices, data.shape[axis], mode)
     if b == 0:
         return np.take(data, idx, axis=axis)
     if data.shape[:b] != indices.shape[:b]:
         raise EvalError(
-            f"take: the first {b} (batch) dimensions of data {data.shape} and indices "
+            f"the first {b} (batch) dimensions of data {data.shape} and indices "
             f"{indices.shape} differ"
         )
     # out[b..., pre..., i..., post...] = data[b..., pre..., idx[b..., i...], post...]
@@ -155,8 +153,10 @@ def _take(args, attrs, out):
     ix = idx.reshape((nb,) + idx.shape[b:])
     parts = [np.take(d[k], ix[k], axis=axis - b) for k in range(nb)]
     rest = idx.shape[b:] + data.shape[axis + 1 :]
-    return np.stack(parts).reshape(batch + pre + rest) if parts else np.zeros(
-        batch + pre + rest, data.dtype
+    return (
+        np.stack(parts).reshape(batch + pre + rest)
+        if parts
+        else np.zeros(batch + pre + rest, data.dtype)
     )
 
 
@@ -167,16 +167,16 @@ def _slices(x: np.ndarray, attrs) -> tuple:
     strides = list(attrs["strides"] or (1,))
     mode = attrs["slice_mode"]
     if mode not in ("end", "size"):
-        raise EvalError(f"strided_slice: slice_mode must be 'end' or 'size', got {mode!r}")
+        raise EvalError(f"slice_mode must be 'end' or 'size', got {mode!r}")
     if attrs["axes"] is not None:
         axes = [norm_axis(a, rank) for a in attrs["axes"]]
         if len(strides) == 1:
             strides *= len(axes)
         if not len(axes) == len(begin) == len(end) == len(strides):
-            raise EvalError("strided_slice: axes, begin, end and strides must have the same length")
+            raise EvalError("axes, begin, end and strides must have the same length")
     else:
         if max(len(begin), len(end), len(strides)) > rank:
-            raise EvalError(f"strided_slice: more begin/end/strides entries than the rank {rank}")
+            raise EvalError(f"more begin/end/strides entries than the rank {rank}")
         axes = list(range(rank))
         strides += [1] * (rank - len(strides))
         begin += [0 if s > 0 else _BIG for s in strides[len(begin) :]]
@@ -186,7 +186,7 @@ def _slices(x: np.ndarray, attrs) -> tuple:
         if mode == "size":
             e, s = (_BIG if e < 0 else b + e), 1
         if s == 0:
-            raise EvalError(f"strided_slice: the stride of axis {a} is 0")
+            raise EvalError(f"the stride of axis {a} is 0")
         index[a] = slice(b, e, s)
     return tuple(index)
 
@@ -217,13 +217,13 @@ def _collapse_sum_like(args, attrs, out):
     target = like.shape
     lead = x.ndim - len(target)
     if lead < 0:
-        raise EvalError(f"collapse_sum_like: cannot collapse {x.shape} to {target}")
+        raise EvalError(f"cannot collapse {x.shape} to {target}")
     total = np.sum(x, axis=tuple(range(lead)), dtype=x.dtype) if lead else x
     axes = tuple(i for i, (d, t) in enumerate(zip(total.shape, target)) if t == 1 and d != 1)
     if axes:
         total = np.sum(total, axis=axes, keepdims=True, dtype=x.dtype)
     if total.shape != tuple(target):
-        raise EvalError(f"collapse_sum_like: cannot collapse {x.shape} to {target}")
+        raise EvalError(f"cannot collapse {x.shape} to {target}")
     return total
 
 
@@ -236,7 +236,7 @@ def _tile(args, attrs, out):
 def _repeat(args, attrs, out):
     x = args[0]
     if attrs["axis"] is None:
-        raise EvalError("repeat: axis must be given")
+        raise EvalError("axis must be given")
     return np.repeat(x, attrs["repeats"], axis=norm_axis(attrs["axis"], x.ndim))
 
 
@@ -244,7 +244,7 @@ def _repeat(args, attrs, out):
 def _reverse(args, attrs, out):
     x = args[0]
     if attrs["axis"] is None:
-        raise EvalError("reverse: axis must be given")
+        raise EvalError("axis must be given")
     return np.flip(x, axis=norm_axis(attrs["axis"], x.ndim))
 
 
@@ -261,13 +261,13 @@ def layout_transform(x: np.ndarray, src: str, dst: str) -> np.ndarray:
     src_axes, dst_axes = parse_layout(src), parse_layout(dst)
     src_primal = [a for a, _ in src_axes if a.isupper()]
     if sorted(src_primal) != sorted(a for a, _ in dst_axes if a.isupper()):
-        raise EvalError(f"layout_transform: cannot convert from {src} to {dst}")
+        raise EvalError(f"cannot convert from {src} to {dst}")
     if x.ndim != len(src_axes):
-        raise EvalError(f"layout_transform: rank {x.ndim} does not match layout {src}")
+        raise EvalError(f"rank {x.ndim} does not match layout {src}")
     labels = [a for a, _ in src_axes]
     for (a, f), d in zip(src_axes, x.shape):
         if f and d != f:
-            raise EvalError(f"layout_transform: axis {f}{a} of {src} has size {d}, not {f}")
+            raise EvalError(f"axis {f}{a} of {src} has size {d}, not {f}")
     # Unpack: put each sub-axis right after its primal axis, then merge the pair.
     order = []
     for p in src_primal:
@@ -292,7 +292,7 @@ def layout_transform(x: np.ndarray, src: str, dst: str) -> np.ndarray:
         f = factors.get(p)
         if f:
             if d % f:
-                raise EvalError(f"layout_transform: dimension {p}={d} is not divisible by {f}")
+                raise EvalError(f"dimension {p}={d} is not divisible by {f}")
             split_shape += [d // f, f]
             split_labels += [p, p.lower()]
         else:
