@@ -21,7 +21,9 @@ import sys
 import time
 from typing import Callable
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(1, os.path.dirname(HERE))  # run from a checkout without installing
 
 import programs  # noqa: E402
 from lark import Lark  # noqa: E402

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import bisect
 import difflib
-import gc
 import math
 import re
 import sys
@@ -59,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from ..util import paused_gc
 from ..errors import AttrError, ParseError, RelayError
 from ..ir.attrs import EMPTY_ATTRS, Attrs, freeze_value
 from ..ir.expr import (
@@ -1864,23 +1864,18 @@ def _prepare(text: Any, source_name: str, init_module, init_meta_table) -> tuple
 
 
 def _run_guarded(conv: _Converter, start: str, lexer: Lexer) -> Any:
-    # The parse allocates many small objects and frees none: CPython's cyclic GC would
-    # walk the growing heap again and again (quadratic on a 100,000-deep let chain).
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return conv.run(start, lexer)
-    except RelayError:
-        raise
-    except RecursionError:  # pragma: no cover - the parser does not recurse
-        raise ParseError("program too deeply nested") from None
-    except Exception as exc:  # pragma: no cover - a bug: still no raw traceback for users
-        raise ParseError(
-            f"internal parser error ({type(exc).__name__}: {exc}); please report it"
-        ) from exc
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+    # The parse allocates many small objects and frees none: see util.paused_gc.
+    with paused_gc():
+        try:
+            return conv.run(start, lexer)
+        except RelayError:
+            raise
+        except RecursionError:  # pragma: no cover - the parser does not recurse
+            raise ParseError("program too deeply nested") from None
+        except Exception as exc:  # pragma: no cover - a bug: still no raw traceback for users
+            raise ParseError(
+                f"internal parser error ({type(exc).__name__}: {exc}); please report it"
+            ) from exc
 
 
 def parse(

@@ -41,14 +41,13 @@ or dataflow chain prints at Python's default recursion limit, in time linear in 
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import re
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from ..util import paused_gc
 from ..errors import RelayError
 from ..ir.adt import TypeData
 from ..ir.attrs import Attrs
@@ -1064,25 +1063,6 @@ class _TextPrinter:
                 lines.append("")
             lines.extend(item)
         return render(lines) + "\n" if lines else ""
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector for one whole-program job.
-
-    A job allocates a few container objects per node while the whole program is alive;
-    with the collector on, its full collections rescan that program again and again and
-    a 10x bigger program takes 15-20x longer.  The jobs make no reference cycles, so
-    nothing is left for the collector afterwards.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _print(obj: Any, form: str, show_types: bool | None, show_spans: bool) -> tuple[str, dict]:

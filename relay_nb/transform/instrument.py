@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, TextIO
+from typing import Callable, Optional, TextIO
 
 from ..ir.module import IRModule
 from .infra import PassInfo

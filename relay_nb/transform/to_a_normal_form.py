@@ -158,7 +158,7 @@ def to_a_normal_form(expr: Expr) -> Expr:
       %x2
     }
     """
-    from ..syntax.printer import paused_gc
+    from ..util import paused_gc
 
     with paused_gc():
         return _convert(expr)

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..util import paused_gc
 from ..errors import RelayError, RelayInternalError, RelayTypeError
 from ..ir.expr import (
     Call,
@@ -1243,7 +1244,8 @@ def infer_module(mod: Any) -> _Env:
                 env.global_types[name] = t
                 _set_checked(gvars[name], t)
 
-    _guarded(run_all)
+    with paused_gc():
+        _guarded(run_all)
     return env
 
 
