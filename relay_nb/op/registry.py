@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import difflib
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ..errors import AttrError, RelayError
