@@ -809,7 +809,8 @@ def test_literal_in_generalized_function_stays_polymorphic():
     f, i = var("f", shape=(3,)), var("i", "int8")
     mod.add("main", Function([f, i], Tuple([Call(inc, (f,)), Call(inc, (i,))])))
     new = InferType()(mod)
-    assert text(new["inc"].checked_type) == "fn [A, B, C](A) -> B where Broadcast(A, C, B)"
+    # the literal is a scalar whose dtype is the type parameter C
+    assert text(new["inc"].checked_type) == "fn [A, B, C](A) -> B where Broadcast(A, Tensor[(), C], B)"
     assert new["main"].checked_type.ret_type == TupleType((T(3), T(dtype="int8")))
     # a literal not tied to a parameter takes its default
     mod.add("one", Function([], lit(1)))

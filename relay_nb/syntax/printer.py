@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from ..typing.text import TypeWriter
 from ..util import paused_gc
 from ..errors import RelayError
 from ..ir.adt import TypeData
@@ -78,16 +79,9 @@ from ..ir.expr import (
 )
 from ..ir.module import IRModule
 from ..ir.ty import (
-    AnyDim,
-    FuncType,
-    GlobalTypeVar,
-    IncompleteType,
     Kind,
-    RefType,
     TensorType,
-    TupleType,
     Type,
-    TypeCall,
     TypeRelation,
     TypeVar,
 )
@@ -168,7 +162,7 @@ def type_to_text(ty: Any) -> str:
     """A type as Relay text: ``Tensor[(2, 3), float32]``, ``float32``, ``(A, B)``,
     ``fn [A](A) -> A``, ``List[A]``, ``Nat[]``, ``ref(T)``; unknowns print as ``_`` and
     dynamic dimensions as ``?``."""
-    return _TypeWriter()(ty)
+    return TypeWriter()(ty)
 
 
 def scalar_to_text(data: np.ndarray) -> str | None:
@@ -313,37 +307,6 @@ def _write_metadata(table: dict[str, list]) -> str:
 # types
 # ----------------------------------------------------------------------------------------
 
-_ID = object()
-
-
-def _tkey(t: Any) -> Any:
-    """The cache key of a type: leaf types are values (equal types share one entry);
-    compound types go by identity, since hashing or comparing a deep one recurses."""
-    if type(t) is TensorType:
-        try:
-            hash(t)
-            return t
-        except TypeError:
-            pass
-    elif isinstance(t, (TypeVar, GlobalTypeVar, IncompleteType, str)):
-        return t
-    return (_ID, id(t))
-
-
-def _dim_text(d: Any) -> str:
-    if type(d) is int:
-        return str(d)
-    if isinstance(d, AnyDim):
-        return "?"
-    if isinstance(d, TypeVar):
-        return d.name_hint
-    if isinstance(d, IncompleteType):
-        return "_"
-    if isinstance(d, (int, np.integer)) and not isinstance(d, bool):
-        return str(int(d))
-    return str(d)
-
-
 _KIND_NAMES = {Kind.ShapeVar: "Shape", Kind.BaseType: "BaseType", Kind.Constraint: "Constraint"}
 
 
@@ -353,101 +316,6 @@ def _type_param(tv: TypeVar) -> str:
     name = _sanitize(tv.name_hint, "t")
     kind = _KIND_NAMES.get(tv.kind)
     return name if kind is None else name + ": " + kind
-
-
-def _leaf_text(t: Any) -> str:
-    if isinstance(t, str):
-        return t
-    if isinstance(t, (TypeVar, GlobalTypeVar)):
-        return t.name_hint
-    if isinstance(t, IncompleteType) or t is None:
-        return "_"
-    return str(t)
-
-
-def _type_children(t: Any) -> tuple:
-    if isinstance(t, TupleType):
-        return t.fields
-    if isinstance(t, FuncType):
-        return (*t.arg_types, t.ret_type, *t.type_constraints)
-    if isinstance(t, TypeRelation):
-        return t.args
-    if isinstance(t, RefType):
-        return (t.value,)
-    if isinstance(t, TypeCall):
-        return t.args
-    return ()
-
-
-def _type_combine(t: Any, kids: list[str]) -> str:
-    if isinstance(t, TensorType):
-        dtype = _leaf_text(t.dtype) if not isinstance(t.dtype, str) else t.dtype
-        shape = t.shape
-        if isinstance(shape, (tuple, list)):
-            if not shape and isinstance(t.dtype, str):
-                return dtype
-            return "Tensor[(" + ", ".join(_dim_text(d) for d in shape) + "), " + dtype + "]"
-        return "Tensor[" + _leaf_text(shape) + ", " + dtype + "]"
-    if isinstance(t, TupleType):
-        if len(kids) == 1:
-            return "(" + kids[0] + ",)"
-        return "(" + ", ".join(kids) + ")"
-    if isinstance(t, FuncType):
-        n = len(t.arg_types)
-        text = "fn "
-        if t.type_params:
-            text += "[" + ", ".join(tp.name_hint for tp in t.type_params) + "]"
-        text += "(" + ", ".join(kids[:n]) + ") -> " + kids[n]
-        if t.type_constraints:
-            text += " where " + ", ".join(kids[n + 1 :])
-        return text
-    if isinstance(t, TypeRelation):
-        func = t.func
-        name = getattr(func, "name", None) or getattr(func, "__name__", None) or str(func)
-        return name + "(" + ", ".join(kids) + ")"
-    if isinstance(t, RefType):
-        return "ref(" + kids[0] + ")"
-    if isinstance(t, TypeCall):
-        return _leaf_text(t.func) + "[" + ", ".join(kids) + "]"
-    if isinstance(t, (TypeVar, GlobalTypeVar, IncompleteType)) or t is None:
-        return _leaf_text(t)
-    if isinstance(t, Type):
-        return type(t).__name__
-    return str(t)
-
-
-class _TypeWriter:
-    """Types to text with a cache, children first, with an explicit stack."""
-
-    __slots__ = ("cache", "keep")
-
-    def __init__(self) -> None:
-        self.cache: dict[Any, str] = {}
-        self.keep: list = []  # keeps id()-keyed types alive while their id is a key
-
-    def __call__(self, ty: Any) -> str:
-        cache = self.cache
-        key = _tkey(ty)
-        hit = cache.get(key)
-        if hit is not None:
-            return hit
-        stack: list[tuple[Any, bool]] = [(ty, False)]
-        while stack:
-            t, ready = stack.pop()
-            k = _tkey(t)
-            if k in cache:
-                continue
-            kids = _type_children(t)
-            if not ready:
-                missing = [c for c in kids if _tkey(c) not in cache]
-                if missing:
-                    stack.append((t, True))
-                    stack.extend((c, False) for c in reversed(missing))
-                    continue
-            if type(k) is tuple:
-                self.keep.append(t)
-            cache[k] = _type_combine(t, [cache[_tkey(c)] for c in kids])
-        return cache[key]
 
 
 # ----------------------------------------------------------------------------------------
@@ -519,7 +387,7 @@ class _TextPrinter:
         self.meta: dict[str, list] = {}
         self.meta_index: dict[Any, str] = {}
         self.meta_reserved: dict[str, int] = {}
-        self.types = _TypeWriter()
+        self.types = TypeWriter()
 
     # -- analysis --------------------------------------------------------------------------
     def count_uses(self, roots: list[Expr]) -> None:

@@ -1,16 +1,18 @@
-"""Types as text, for type-error messages.
+"""Types as Relay text: the one type writer, used by error messages and the printer.
 
-This is deliberately independent of the printer (:mod:`relay_nb.syntax.printer`), so a type
-error can always be rendered, and it follows the printer's conventions: a rank-0 tensor is
-its dtype (``float32``), ``Tensor[(2), float32]`` (TVM writes a rank-1 shape without the
-trailing comma), ``(A, B)`` / ``(A,)`` / ``()`` tuples, ``fn (A) -> B`` / ``fn [A](A) -> A`` functions,
-``ref(T)``, ``List[A]`` / ``Nat[]`` type calls.  An unknown prints as ``_``; the dtype of an
-unsuffixed literal whose dtype is still open prints as its default (``int32``).
+Conventions (the printer's, which are TVM's): a rank-0 tensor is its dtype (``float32``),
+``Tensor[(2), float32]`` (a rank-1 shape has no trailing comma), ``(A, B)`` / ``(A,)`` /
+``()`` tuples, ``fn (A) -> B`` / ``fn [A](A) -> A`` functions, ``ref(T)``, ``List[A]`` /
+``Nat[]`` type calls.  An unknown prints as ``_``; the dtype of an unsuffixed literal whose
+dtype is still open prints as its default (``int32``).  The writer is iterative with a
+cache, so very deep types are fine and a type shared many times is rendered once.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from ..ir.ty import (
     AnyDim,
@@ -27,7 +29,25 @@ from ..ir.ty import (
 )
 
 
+_ID = object()
+
+
+def _tkey(t: Any) -> Any:
+    """The cache key of a type: leaf types are values (equal types share one entry);
+    compound types go by identity, since hashing or comparing a deep one recurses."""
+    if type(t) is TensorType:
+        try:
+            hash(t)
+            return t
+        except TypeError:
+            pass
+    elif isinstance(t, (TypeVar, GlobalTypeVar, IncompleteType, str)):
+        return t
+    return (_ID, id(t))
+
+
 def dim_text(d: Any) -> str:
+    """One dimension: ``3``, ``?`` (dynamic), a shape variable's name, ``_`` (unknown)."""
     if type(d) is int:
         return str(d)
     if isinstance(d, AnyDim):
@@ -36,7 +56,106 @@ def dim_text(d: Any) -> str:
         return d.name_hint
     if isinstance(d, IncompleteType):
         return "_"
+    if isinstance(d, (int, np.integer)) and not isinstance(d, bool):
+        return str(int(d))
     return str(d)
+
+
+def _leaf_text(t: Any) -> str:
+    if isinstance(t, str):
+        return t
+    if isinstance(t, (TypeVar, GlobalTypeVar)):
+        return t.name_hint
+    if isinstance(t, IncompleteType):
+        return t.default or "_"
+    if t is None:
+        return "_"
+    return str(t)
+
+
+def _type_children(t: Any) -> tuple:
+    if isinstance(t, TupleType):
+        return t.fields
+    if isinstance(t, FuncType):
+        return (*t.arg_types, t.ret_type, *t.type_constraints)
+    if isinstance(t, TypeRelation):
+        return t.args
+    if isinstance(t, RefType):
+        return (t.value,)
+    if isinstance(t, TypeCall):
+        return t.args
+    return ()
+
+
+def _type_combine(t: Any, kids: list[str]) -> str:
+    if isinstance(t, TensorType):
+        dtype = _leaf_text(t.dtype) if not isinstance(t.dtype, str) else t.dtype
+        shape = t.shape
+        if isinstance(shape, (tuple, list)):
+            if not shape and not isinstance(t.dtype, TypeVar):  # a dtype variable keeps Tensor[(), A]
+                return dtype
+            return "Tensor[(" + ", ".join(dim_text(d) for d in shape) + "), " + dtype + "]"
+        return "Tensor[" + _leaf_text(shape) + ", " + dtype + "]"
+    if isinstance(t, TupleType):
+        if len(kids) == 1:
+            return "(" + kids[0] + ",)"
+        return "(" + ", ".join(kids) + ")"
+    if isinstance(t, FuncType):
+        n = len(t.arg_types)
+        text = "fn "
+        if t.type_params:
+            text += "[" + ", ".join(tp.name_hint for tp in t.type_params) + "]"
+        text += "(" + ", ".join(kids[:n]) + ") -> " + kids[n]
+        if t.type_constraints:
+            text += " where " + ", ".join(kids[n + 1 :])
+        return text
+    if isinstance(t, TypeRelation):
+        func = t.func
+        name = getattr(func, "name", None) or getattr(func, "__name__", None) or str(func)
+        return name + "(" + ", ".join(kids) + ")"
+    if isinstance(t, RefType):
+        return "ref(" + kids[0] + ")"
+    if isinstance(t, TypeCall):
+        return _leaf_text(t.func) + "[" + ", ".join(kids) + "]"
+    if isinstance(t, (TypeVar, GlobalTypeVar, IncompleteType)) or t is None:
+        return _leaf_text(t)
+    if isinstance(t, Type):
+        return type(t).__name__
+    return str(t)
+
+
+class TypeWriter:
+    """Types to text with a cache, children first, with an explicit stack."""
+
+    __slots__ = ("cache", "keep")
+
+    def __init__(self) -> None:
+        self.cache: dict[Any, str] = {}
+        self.keep: list = []  # keeps id()-keyed types alive while their id is a key
+
+    def __call__(self, ty: Any) -> str:
+        cache = self.cache
+        key = _tkey(ty)
+        hit = cache.get(key)
+        if hit is not None:
+            return hit
+        stack: list[tuple[Any, bool]] = [(ty, False)]
+        while stack:
+            t, ready = stack.pop()
+            k = _tkey(t)
+            if k in cache:
+                continue
+            kids = _type_children(t)
+            if not ready:
+                missing = [c for c in kids if _tkey(c) not in cache]
+                if missing:
+                    stack.append((t, True))
+                    stack.extend((c, False) for c in reversed(missing))
+                    continue
+            if type(k) is tuple:
+                self.keep.append(t)
+            cache[k] = _type_combine(t, [cache[_tkey(c)] for c in kids])
+        return cache[key]
 
 
 def shape_text(shape: Any) -> str:
@@ -47,59 +166,9 @@ def shape_text(shape: Any) -> str:
 
 
 def dtype_text(dtype: Any) -> str:
-    if type(dtype) is str:
-        return dtype
-    if isinstance(dtype, TypeVar):
-        return dtype.name_hint
-    if isinstance(dtype, IncompleteType):
-        return dtype.default or "_"
-    return str(dtype)
+    return dtype if type(dtype) is str else _leaf_text(dtype)
 
 
 def type_text(t: Any) -> str:
     """The Relay text of type ``t`` (never raises; unknowns print as ``_``)."""
-    try:
-        return _text(t)
-    except RecursionError:
-        return "<a type too deeply nested to print>"
-
-
-def _text(t: Any) -> str:
-    cls = type(t)
-    if cls is TensorType:
-        if isinstance(t.shape, tuple) and not t.shape:
-            return dtype_text(t.dtype)
-        return f"Tensor[{shape_text(t.shape)}, {dtype_text(t.dtype)}]"
-    if cls is TupleType:
-        if len(t.fields) == 1:
-            return f"({_text(t.fields[0])},)"
-        return "(" + ", ".join(_text(f) for f in t.fields) + ")"
-    if cls is FuncType:
-        params = " "
-        if t.type_params:
-            params = " [" + ", ".join(_text(p) for p in t.type_params) + "]"
-        out = (
-            f"fn{params}(" + ", ".join(_text(a) for a in t.arg_types) + f") -> {_text(t.ret_type)}"
-        )
-        if t.type_constraints:
-            out += " where " + ", ".join(_text(c) for c in t.type_constraints)
-        return out
-    if cls is TypeRelation:
-        name = getattr(t.func, "name", None) or getattr(t.func, "__name__", "Relation")
-        return f"{name}(" + ", ".join(_text(a) for a in t.args) + ")"
-    if cls is RefType:
-        return f"ref({_text(t.value)})"
-    if cls is TypeCall:
-        return f"{_text(t.func)}[" + ", ".join(_text(a) for a in t.args) + "]"
-    if cls is TypeVar:
-        return t.name_hint
-    if cls is GlobalTypeVar:
-        return t.name_hint
-    if cls is IncompleteType:
-        return t.default or "_"
-    if isinstance(t, Type):
-        return type(t).__name__
-    return str(t)
-
-
-__all__ = ["type_text", "shape_text", "dtype_text", "dim_text"]
+    return TypeWriter()(t)
