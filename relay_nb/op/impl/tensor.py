@@ -37,10 +37,6 @@ from ._util import (
     out_dtype,
 )
 
-try:  # scipy is optional: erf falls back to math.erf
-    from scipy.special import erf as _scipy_erf
-except ImportError:  # pragma: no cover - exercised only without scipy
-    _scipy_erf = None
 
 
 def _common(args, out):
@@ -179,9 +175,12 @@ def _sigmoid(x):
 
 
 def _erf(x):
-    if _scipy_erf is not None:
-        return _scipy_erf(x)
-    return np.vectorize(math.erf, otypes=[np.float64])(x)
+    # scipy is optional (and slow to import): loaded on the first erf, else math.erf.
+    try:
+        from scipy.special import erf
+    except ImportError:  # pragma: no cover - exercised only without scipy
+        return np.vectorize(math.erf, otypes=[np.float64])(x)
+    return erf(x)
 
 
 # Math on floats, in the tensor's own dtype; an integer tensor is computed in float64 and
