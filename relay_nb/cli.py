@@ -2,6 +2,8 @@
 
     relay-nb check FILE          parse + InferType; print the typed program or the errors
     relay-nb fmt FILE [--anf]    print the program canonically (graph form or A-normal form)
+    relay-nb run FILE [ARGS...]  evaluate @main (or --entry NAME); ARGS are numbers or .npy files
+    relay-nb opt FILE --passes FoldConstant,FuseOps [--opt-level 3] [--print-after-all] [--time]
     relay-nb demo                check and print the bundled example programs
 
 Exit codes: 0 ok, 1 the program has errors, 2 bad usage or unreadable file.
@@ -43,6 +45,61 @@ def _fmt(text: str, name: str, form: str, out) -> int:
     return 0
 
 
+def _argument(text: str):
+    """A command-line argument: a ``.npy`` file, or a number (int if it looks like one)."""
+    import numpy as np
+
+    if text.endswith(".npy"):
+        try:
+            return np.load(text, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise RelayError(f"cannot load argument {text}: {exc}") from None
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise RelayError(f"argument {text!r} is neither a number nor a .npy file") from None
+
+
+def _run(text: str, name: str, entry: str, args: list[str], out) -> int:
+    from .eval.executor import create_executor
+    from .eval.values import format_value
+    from .syntax.parser import parse
+
+    mod = parse(text, source_name=name)
+    executor = create_executor("interpreter", mod=mod)
+    func = executor.evaluate(mod.get_global_var(entry) if entry != "main" else None)
+    out.write(format_value(func(*[_argument(a) for a in args])) + "\n")
+    return 0
+
+
+def _opt(text: str, name: str, passes: str, opt_level: int, print_after_all: bool, timing: bool, form: str, out) -> int:
+    from .syntax.parser import parse
+    from .transform.infra import PassContext, Sequential, get_pass
+    from .transform.instrument import PassTimingInstrument, PrintAfterAll
+
+    mod = parse(text, source_name=name)
+    pipeline = Sequential([get_pass(p.strip()) for p in passes.split(",") if p.strip()], name="pipeline")
+    instruments: list = []
+    timer = PassTimingInstrument()
+    if print_after_all:
+        instruments.append(PrintAfterAll(out, form=form))
+    if timing:
+        instruments.append(timer)
+    with PassContext(opt_level=opt_level, instruments=instruments):
+        mod = pipeline(mod)
+    out.write(mod.astext(form=form) + "\n")
+    if timing:
+        out.write("/*\n" + timer.render() + "\n*/\n")
+    return 0
+
+
 def _demo(out) -> int:
     """Check and print every bundled example, in graph form then A-normal form."""
     examples = sorted(
@@ -68,6 +125,17 @@ def build_parser() -> argparse.ArgumentParser:
     fmt = sub.add_parser("fmt", help="print a Relay file canonically")
     fmt.add_argument("file", help="a .relay file, or - for standard input")
     fmt.add_argument("--anf", action="store_true", help="print in A-normal form (let)")
+    run = sub.add_parser("run", help="evaluate a function of a Relay file with the interpreter")
+    run.add_argument("file", help="a .relay file, or - for standard input")
+    run.add_argument("args", nargs="*", help="arguments: numbers, True/False, or .npy files")
+    run.add_argument("--entry", default="main", help="the global function to run (default: main)")
+    opt = sub.add_parser("opt", help="run passes on a Relay file and print the result")
+    opt.add_argument("file", help="a .relay file, or - for standard input")
+    opt.add_argument("--passes", required=True, help="comma-separated pass names, e.g. FoldConstant,FuseOps")
+    opt.add_argument("--opt-level", type=int, default=2, help="PassContext opt_level (default 2)")
+    opt.add_argument("--print-after-all", action="store_true", help="print the module after every pass")
+    opt.add_argument("--time", action="store_true", help="report the time each pass took")
+    opt.add_argument("--anf", action="store_true", help="print in A-normal form")
     sub.add_parser("demo", help="check and print the bundled example programs")
     return parser
 
@@ -75,7 +143,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None, out=None, err=None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # `run FILE --entry f 1 2`: arguments after an option still belong to run
+        if args.command != "run" or any(e.startswith("--") for e in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.args = [*args.args, *extra]
     try:
         if args.command == "demo":
             return _demo(out)
@@ -84,7 +157,11 @@ def main(argv: Optional[Sequence[str]] = None, out=None, err=None) -> int:
         except OSError as exc:
             err.write(f"relay-nb: cannot read {args.file}: {exc.strerror}\n")
             return 2
+        if args.command == "run":
+            return _run(text, name, args.entry, args.args, out)
         form = "anf" if args.anf else "graph"
+        if args.command == "opt":
+            return _opt(text, name, args.passes, args.opt_level, args.print_after_all, args.time, form, out)
         if args.command == "check":
             return _check(text, name, form, out)
         return _fmt(text, name, form, out)

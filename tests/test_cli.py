@@ -88,3 +88,39 @@ def test_console_script_entry_point_runs():
         [sys.executable, "-m", "relay_nb.cli", "check", "-"], input=GOOD, capture_output=True, text=True
     )
     assert proc.returncode == 0 and "fn" not in proc.stderr and "add(%0, %0)" in proc.stdout
+
+
+RUNNABLE = "def @main(%x: Tensor[(3), float32], %n: int32) { (add(%x, %x), multiply(%n, 2)) }\n"
+
+
+def test_run_takes_numbers_and_npy_files(tmp_path):
+    import numpy as np
+
+    path = tmp_path / "f.relay"
+    path.write_text(RUNNABLE)
+    np.save(tmp_path / "x.npy", np.arange(3, dtype="float32"))
+    code, out, err = cli("run", str(path), str(tmp_path / "x.npy"), "21")
+    assert (code, err) == (0, "")
+    assert out == "([0., 2., 4.], 42)\n"
+
+
+def test_run_entry_and_argument_errors(tmp_path):
+    path = tmp_path / "f.relay"
+    path.write_text(RUNNABLE + "def @twice(%k: int32) { multiply(%k, 2) }\n")
+    assert cli("run", str(path), "--entry", "twice", "5")[1] == "10\n"
+    code, _, err = cli("run", str(path), "1", "2")
+    assert code == 1 and "@main argument 0 (%x) expects Tensor[(3), float32], got the scalar 1" in err
+    code, _, err = cli("run", str(path), "--entry", "twice", "five")
+    assert code == 1 and "neither a number nor a .npy file" in err
+
+
+def test_opt_runs_named_passes_with_timing_and_print_after_all(tmp_path):
+    path = tmp_path / "f.relay"
+    path.write_text(RUNNABLE)
+    code, out, err = cli("opt", str(path), "--passes", "InferType", "--time", "--print-after-all")
+    assert (code, err) == (0, "")
+    assert out.startswith("// after InferType\n")
+    assert "%0 = add(%x, %x) /* ty=Tensor[(3), float32] */;" in out
+    assert "pass timing:" in out and "    InferType: " in out
+    code, _, err = cli("opt", str(path), "--passes", "InferTipe")
+    assert code == 1 and "unknown pass InferTipe; did you mean InferType?" in err
