@@ -65,6 +65,7 @@ _LAZY: dict[str, str] = {
     "assert_structural_equal": "ir.structural:assert_structural_equal",
     # evaluation
     "create_executor": "eval.executor:create_executor",
+    "optimize": "transform.pipeline:optimize",
     # subpackages used as namespaces, as in TVM
     "ir": "ir",
     "op": "op",

@@ -3,9 +3,9 @@ deep programs, errors."""
 
 from __future__ import annotations
 
+import _thread
 import sys
 import threading
-import _thread
 
 import numpy as np
 import pytest

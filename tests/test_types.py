@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from relay_nb.errors import RelayTypeError
 from relay_nb.ir.adt import TypeData
 from relay_nb.ir.expr import (
+    Call,
     Clause,
     Constructor,
     Function,
@@ -17,7 +18,6 @@ from relay_nb.ir.expr import (
     PatternTuple,
     PatternVar,
     PatternWildcard,
-    Call,
     var,
 )
 from relay_nb.ir.module import IRModule
@@ -40,7 +40,7 @@ from relay_nb.typing.kinds import check_kinds
 from relay_nb.typing.relations import broadcast_rel
 from relay_nb.typing.solver import TypeSolver
 from relay_nb.typing.text import type_text
-from relay_nb.typing.unify import UnifyError, Unifier, is_ground, literal_fits, subst
+from relay_nb.typing.unify import Unifier, UnifyError, is_ground, literal_fits, subst
 
 
 def T(*shape, dtype="float32"):

@@ -58,7 +58,6 @@ from typing import Any
 
 import numpy as np
 
-from ..util import paused_gc
 from ..errors import AttrError, ParseError, RelayError
 from ..ir.attrs import EMPTY_ATTRS, Attrs, freeze_value
 from ..ir.expr import (
@@ -102,6 +101,7 @@ from ..ir.ty import (
     TypeRelation,
     TypeVar,
 )
+from ..util import paused_gc
 from .lexer import _G_GRAPHVAR, _G_IDENT, _G_PUNCT, _MASTER, Lexer, bracket_report
 
 # ------------------------------------------------------------------------- tables

@@ -47,8 +47,6 @@ from typing import Any
 
 import numpy as np
 
-from ..typing.text import TypeWriter
-from ..util import paused_gc
 from ..errors import RelayError
 from ..ir.adt import TypeData
 from ..ir.attrs import Attrs
@@ -85,6 +83,8 @@ from ..ir.ty import (
     TypeRelation,
     TypeVar,
 )
+from ..typing.text import TypeWriter
+from ..util import paused_gc
 from .doc import Block, render
 
 VERSION_HEADER = '#[version = "0.0.5"]'

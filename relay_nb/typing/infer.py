@@ -40,7 +40,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..util import paused_gc
 from ..errors import RelayError, RelayInternalError, RelayTypeError
 from ..ir.expr import (
     Call,
@@ -81,6 +80,7 @@ from ..ir.ty import (
     TypeRelation,
     TypeVar,
 )
+from ..util import paused_gc
 from .exhaustive import unmatched_cases
 from .kinds import check_kinds, check_type_data
 from .relations import Relation

@@ -28,7 +28,6 @@ from ..ir.ty import (
     TypeVar,
 )
 
-
 _ID = object()
 
 

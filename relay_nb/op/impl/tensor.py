@@ -38,7 +38,6 @@ from ._util import (
 )
 
 
-
 def _common(args, out):
     """The dtype a same-dtype op computes in: the inferred one, else numpy's promotion."""
     dt = known_dtype(out)
