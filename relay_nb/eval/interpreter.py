@@ -13,7 +13,7 @@ function sees itself (recursion); a node shared in a DAG is evaluated once per a
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -76,9 +76,19 @@ class Interpreter:
     >>> interp.evaluate(mod.get_global_var("main"))(np.ones(3, "float32"))
     """
 
-    def __init__(self, mod: Optional[IRModule] = None, max_depth: int = DEFAULT_MAX_DEPTH):
+    def __init__(
+        self,
+        mod: Optional[IRModule] = None,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        primitive: Optional[Callable[[Function], Optional[Callable[[list], Any]]]] = None,
+    ):
         self.mod = mod if mod is not None else IRModule()
         self.max_depth = max_depth
+        # A backend's hook: given a ``Primitive=1`` function, a compiled callable taking the
+        # argument values (or None to interpret it). The JIT executor plugs in here, so
+        # control flow, closures and ADTs stay interpreted around compiled kernels.
+        self._primitive = primitive
+        self._kernels: dict[Function, Optional[Callable[[list], Any]]] = {}
         self._globals: dict[str, Closure] = {}
         self._shared: dict[Expr, frozenset] = {}
         self._free: dict[Function, tuple[Var, ...]] = {}
@@ -239,6 +249,11 @@ class Interpreter:
                             raise EvalError(
                                 f"{fn.name or 'function'} expects {len(params)} arguments, got {n}", _span(call)
                             )
+                        if self._primitive is not None and func.attrs.get("Primitive", 0):
+                            kernel = self._kernel(func)
+                            if kernel is not None:
+                                vals.append(kernel(args))
+                                continue
                         env = dict(fn.env)
                         for p, a in zip(params, args):
                             env[p] = a
@@ -323,6 +338,13 @@ class Interpreter:
         except RecursionError:
             raise EvalError("evaluation exceeded Python's recursion limit (please report this)") from None
         return vals.pop()
+
+    def _kernel(self, func: Function) -> Optional[Callable[[list], Any]]:
+        try:
+            return self._kernels[func]
+        except KeyError:
+            kernel = self._kernels[func] = self._primitive(func)
+            return kernel
 
     def _apply_op(self, op: Op, args: list, call: Optional[Call]) -> Any:
         impl = self._impl.get(op.name)

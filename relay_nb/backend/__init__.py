@@ -1,0 +1,1 @@
+"""Backends that execute Relay programs: ``llvm`` compiles primitive functions with llvmlite."""
