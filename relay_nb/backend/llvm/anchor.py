@@ -1,0 +1,37 @@
+"""The contract between the fused-kernel code generator and the hand-tiled anchor kernels.
+
+FuseOps makes ``nn.dense`` / ``nn.matmul`` / ``nn.batch_matmul`` / ``nn.conv2d`` the
+*anchor* of a primitive function, with an elementwise epilogue (bias_add, relu, a residual
+add...) fused after it. The generic code generator (``codegen``) owns the kernel function,
+its arguments and the epilogue; the tiled kernels (``kernels``) own the loops that compute
+the anchor. They meet here, so either side can change without the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from llvmlite import ir
+
+from ...ir.ty import TensorType
+
+Epilogue = Callable[[ir.IRBuilder, ir.Value, ir.Value], None]
+"""``epilogue(builder, flat_start, count)``: rewrite ``output[flat_start : flat_start + count]``
+(flat row-major offsets, ``i64`` values) in place with the fused elementwise ops. The anchor
+kernel calls it on each finished, contiguous run of output elements while they are still in
+cache, so the epilogue runs inside the producer's kernel."""
+
+
+@dataclass
+class AnchorCall:
+    """One anchor op to emit at the builder's position, on contiguous row-major buffers."""
+
+    op_name: str
+    attrs: Any
+    input_types: tuple[TensorType, ...]
+    output_type: TensorType
+    builder: ir.IRBuilder
+    inputs: tuple[ir.Value, ...]
+    output: ir.Value
+    epilogue: Optional[Epilogue] = None
