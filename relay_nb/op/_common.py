@@ -103,14 +103,18 @@ def norm_axis(axis: int, rank: int, what: str = "axis", extra: int = 0) -> int:
 
 def as_tuple(value: PyAny, n: int, what: str) -> tuple:
     """An int or a list of 1 or ``n`` ints, as ``n`` ints (strides, dilation, kernel_size)."""
-    if isinstance(value, int):
-        return (value,) * n
-    value = tuple(value)
+    value = (value,) if isinstance(value, int) else tuple(value)
     if len(value) == 1:
-        return value * n
+        value = value * n
     if len(value) != n:
         raise RelayTypeError(f"{what} must have 1 or {n} values, got {list(value)}")
+    if what in _POSITIVE and any(v < 1 for v in value):
+        # A zero stride or dilation would divide by zero in the output-size formula.
+        raise RelayTypeError(f"{what} must be positive, got {list(value)}")
     return value
+
+
+_POSITIVE = ("strides", "dilation", "pool_size", "kernel_size")
 
 
 def padding_pairs(padding: PyAny, n: int, what: str = "padding") -> list[tuple[int, int]]:

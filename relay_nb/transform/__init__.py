@@ -32,5 +32,6 @@ from .instrument import (  # noqa: F401
 from .lambda_lift import LambdaLift  # noqa: F401
 from .pipeline import default_passes, optimize  # noqa: F401
 from .simplify_expr import SimplifyExpr  # noqa: F401
+from .simplify_inference import SimplifyInference  # noqa: F401
 from .to_basic_block_normal_form import ToBasicBlockNormalForm  # noqa: F401
 from .to_graph_normal_form import ToGraphNormalForm  # noqa: F401

@@ -23,77 +23,17 @@ untouched subtrees are the same objects; a DAG stays a DAG; no recursion per nod
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterator
-
 import numpy as np
 
 from ..analysis.effects import Effects
 from ..errors import RelayError
 from ..eval.interpreter import Interpreter
 from ..ir.expr import Call, Constant, Expr, Function, If, Let, Op, Tuple, TupleGetItem
-from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
 from ..ir.ty import TensorType, TupleType
-from ..typing.infer import infer_module
+from ..util import paused_gc
 from .infra import FunctionPass, PassContext, PassInfo, register_pass
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a pass runs.
-
-    A pass allocates many small objects while the program it works on (100,000 live
-    nodes) sits in memory; every automatic collection then re-traverses those live nodes,
-    which made a 10x bigger program take 25x as long.  Passes create (almost) no cycles,
-    so nothing is lost by collecting once afterwards instead.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def ensure_typed(mod: IRModule) -> IRModule:
-    """``mod`` if every function is type-checked, else a type-checked copy (no instruments)."""
-    if all(
-        f._checked_type is not None and f.body._checked_type is not None
-        for f in mod.functions.values()
-    ):
-        return mod
-    new = mod.copy()
-    infer_module(new)
-    return new
-
-
-class TypedMutator(ExprMutator):
-    """An ExprMutator whose rebuilt nodes keep the ``checked_type`` of the nodes they replace
-    (for type-preserving rewrites) and which leaves primitive functions alone."""
-
-    def _dispatch(self, expr: Expr) -> Expr:
-        new = super()._dispatch(expr)
-        if (
-            new is not expr
-            and isinstance(new, Expr)
-            and new._checked_type is None
-            and expr._checked_type is not None
-        ):
-            new.set_checked_type(expr._checked_type)
-        return new
-
-    @staticmethod
-    def _rebuild_let(old: Let, var: Expr, value: Expr, body: Expr) -> Expr:
-        new = ExprMutator._rebuild_let(old, var, value, body)
-        if new is not old and old._checked_type is not None:
-            new.set_checked_type(old._checked_type)
-        return new
-
-    def visit_function(self, fn: Function) -> Expr:
-        return fn if fn.is_primitive else super().visit_function(fn)
+from .typed import TypedMutator, ensure_typed
 
 
 def _concrete(ty: object) -> bool:
@@ -237,8 +177,5 @@ register_pass("FoldConstant", FoldConstant)
 __all__ = [
     "ConstantFolder",
     "FoldConstant",
-    "TypedMutator",
-    "ensure_typed",
     "fold_constant",
-    "paused_gc",
 ]

@@ -38,8 +38,10 @@ from ..ir.functor import expr_children, post_order
 from ..ir.module import IRModule
 from ..ir.ty import TensorType
 from ..op.registry import get_op
-from .fold_constant import FoldConstant, TypedMutator, ensure_typed, paused_gc
+from ..util import paused_gc
+from .fold_constant import FoldConstant
 from .infra import FunctionPass, PassContext, PassInfo, Sequential, register_pass
+from .typed import TypedMutator, ensure_typed
 
 _POSITIVE = {"nn.relu", "nn.leaky_relu"}  # relu(x * s) == relu(x) * s needs s > 0
 _SHIFT = {"add", "subtract", "nn.bias_add"}  # x * s + c == (x + c / s) * s needs s != 0

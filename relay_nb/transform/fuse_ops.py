@@ -69,8 +69,9 @@ from ..ir.functor import expr_children, pattern_vars
 from ..ir.module import IRModule
 from ..ir.ty import AnyDim, FuncType, TensorType, TupleType
 from ..op.registry import OpPattern, get_column
-from .fold_constant import TypedMutator, ensure_typed, paused_gc
+from ..util import paused_gc
 from .infra import FunctionPass, PassContext, PassInfo, register_pass
+from .typed import TypedMutator, ensure_typed
 
 ELEMWISE, BROADCAST, INJECTIVE, COMM_REDUCE, OUT_EWISE, TUPLE, OPAQUE = (
     int(OpPattern.ELEMWISE), int(OpPattern.BROADCAST), int(OpPattern.INJECTIVE),

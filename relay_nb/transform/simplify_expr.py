@@ -32,8 +32,9 @@ from ..ir.expr import Call, Constant, Expr, Function, Op, Tuple
 from ..ir.module import IRModule
 from ..ir.ty import TensorType
 from ..op.registry import get_op, make_attrs
-from .fold_constant import TypedMutator, ensure_typed, paused_gc
+from ..util import paused_gc
 from .infra import FunctionPass, PassContext, PassInfo, register_pass
+from .typed import TypedMutator, ensure_typed
 
 Match = dict[str, Any]
 
