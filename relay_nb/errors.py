@@ -67,6 +67,11 @@ class RelayError(Exception):
     def __str__(self) -> str:
         return self.render()
 
+    def _render_traceback_(self) -> list[str]:
+        """IPython shows this instead of a Python traceback: the located message alone,
+        since the frames inside relay_nb say nothing to a notebook user."""
+        return self.render().splitlines()
+
 
 class ParseError(RelayError):
     """The text is not valid Relay (syntax, undefined name, bad literal or attribute)."""
