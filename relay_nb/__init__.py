@@ -66,6 +66,7 @@ _LAZY: dict[str, str] = {
     # evaluation
     "create_executor": "eval.executor:create_executor",
     "optimize": "transform.pipeline:optimize",
+    "build": "backend.llvm.build:build",
     # subpackages used as namespaces, as in TVM
     "ir": "ir",
     "op": "op",
@@ -75,6 +76,9 @@ _LAZY: dict[str, str] = {
     "syntax": "syntax",
     "nn": "op.nn",
     "image": "op.image",
+    # notebook layer (imports IPython / ipywidgets only when used)
+    "notebook": "notebook",
+    "PassStepper": "notebook.stepper:PassStepper",
 }
 
 # Operator builders (relay.add, relay.reshape, ...) come from the op package's `api`.
