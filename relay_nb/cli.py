@@ -67,13 +67,13 @@ def _argument(text: str):
         raise RelayError(f"argument {text!r} is neither a number nor a .npy file") from None
 
 
-def _run(text: str, name: str, entry: str, args: list[str], out) -> int:
+def _run(text: str, name: str, entry: str, args: list[str], out, kind: str = "interpreter") -> int:
     from .eval.executor import create_executor
     from .eval.values import format_value
     from .syntax.parser import parse
 
     mod = parse(text, source_name=name)
-    executor = create_executor("interpreter", mod=mod)
+    executor = create_executor(kind, mod=mod)
     func = executor.evaluate(mod.get_global_var(entry) if entry != "main" else None)
     out.write(format_value(func(*[_argument(a) for a in args])) + "\n")
     return 0
@@ -125,10 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
     fmt = sub.add_parser("fmt", help="print a Relay file canonically")
     fmt.add_argument("file", help="a .relay file, or - for standard input")
     fmt.add_argument("--anf", action="store_true", help="print in A-normal form (let)")
-    run = sub.add_parser("run", help="evaluate a function of a Relay file with the interpreter")
+    run = sub.add_parser("run", help="evaluate a function of a Relay file (interpreter or JIT)")
     run.add_argument("file", help="a .relay file, or - for standard input")
     run.add_argument("args", nargs="*", help="arguments: numbers, True/False, or .npy files")
     run.add_argument("--entry", default="main", help="the global function to run (default: main)")
+    run.add_argument(
+        "--exec", dest="kind", choices=("interpreter", "jit"), default="interpreter",
+        help="run with the reference interpreter (default) or the llvmlite JIT",
+    )
     opt = sub.add_parser("opt", help="run passes on a Relay file and print the result")
     opt.add_argument("file", help="a .relay file, or - for standard input")
     opt.add_argument("--passes", required=True, help="comma-separated pass names, e.g. FoldConstant,FuseOps")
@@ -158,7 +162,7 @@ def main(argv: Optional[Sequence[str]] = None, out=None, err=None) -> int:
             err.write(f"relay-nb: cannot read {args.file}: {exc.strerror}\n")
             return 2
         if args.command == "run":
-            return _run(text, name, args.entry, args.args, out)
+            return _run(text, name, args.entry, args.args, out, args.kind)
         form = "anf" if args.anf else "graph"
         if args.command == "opt":
             return _opt(text, name, args.passes, args.opt_level, args.print_after_all, args.time, form, out)

@@ -47,3 +47,18 @@ def golden(request: pytest.FixtureRequest):
         )
 
     return check
+
+
+# CPython's default recursion limit.  Importing jedi (IPython's completer does, so any test
+# that starts an in-process IPython shell) raises the process's limit to 3000 for good;
+# the deep-program tests promise to work at the default, so every test (and module
+# setup) starts there.
+DEFAULT_RECURSION_LIMIT = 1000
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    import sys
+
+    if sys.getrecursionlimit() > DEFAULT_RECURSION_LIMIT:
+        sys.setrecursionlimit(DEFAULT_RECURSION_LIMIT)

@@ -104,6 +104,17 @@ def test_run_takes_numbers_and_npy_files(tmp_path):
     assert out == "([0., 2., 4.], 42)\n"
 
 
+def test_run_with_the_jit_gives_the_interpreters_answer(tmp_path):
+    import numpy as np
+
+    path = tmp_path / "f.relay"
+    path.write_text(RUNNABLE)
+    np.save(tmp_path / "x.npy", np.arange(3, dtype="float32"))
+    code, out, err = cli("run", str(path), str(tmp_path / "x.npy"), "21", "--exec", "jit")
+    assert (code, err) == (0, "")
+    assert out == "([0., 2., 4.], 42)\n"
+
+
 def test_run_entry_and_argument_errors(tmp_path):
     path = tmp_path / "f.relay"
     path.write_text(RUNNABLE + "def @twice(%k: int32) { multiply(%k, 2) }\n")

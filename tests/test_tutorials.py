@@ -39,7 +39,7 @@ NOTEBOOKS = sorted(TUTORIALS.glob("[0-9][0-9]_*.ipynb"))
 
 def test_the_course_track_has_its_numbered_notebooks():
     assert [p.stem for p in SOURCES] == [p.stem for p in NOTEBOOKS]
-    assert [p.name[:2] for p in NOTEBOOKS] == ["01", "03", "04", "05", "08"]
+    assert [p.name[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07", "08"]
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
@@ -358,3 +358,156 @@ def test_check_loss_gradient(capsys):
     absolute = text.replace("sum(%0 * %0)", "sum(abs(%0))")
     assert not checks.check_loss_gradient(absolute, 2 * (w * x - y) * x, w, x, y)
     assert "loss at w" in verdict(capsys, False)
+
+
+# --- tutorials 02, 06, 07 ----------------------------------------------------------------------
+
+
+def test_check_count_shared(capsys):
+    class Uses(relay.ExprVisitor):
+        def __init__(self):
+            super().__init__()
+            self.uses = {}
+
+        def visit_call(self, call):
+            for a in call.args:
+                if isinstance(a, relay.Call):
+                    self.uses[a] = self.uses.get(a, 0) + 1
+            super().visit_call(call)
+
+    def right(func):
+        v = Uses()
+        v.visit(func)
+        return sum(n > 1 for n in v.uses.values())
+
+    assert checks.check_count_shared(right)
+    verdict(capsys, True)
+
+    def by_tree(func):
+        """Recursion without a memo: a node under a shared node is counted once per path."""
+        uses = {}
+
+        def walk(e):
+            if isinstance(e, relay.Call):
+                for a in e.args:
+                    if isinstance(a, relay.Call):
+                        uses[a] = uses.get(a, 0) + 1
+                    walk(a)
+
+        walk(func.body)
+        return sum(n > 1 for n in uses.values())
+
+    assert not checks.check_count_shared(by_tree)
+    assert "Too many" in verdict(capsys, False)
+
+    def by_text(func):
+        """Equal-looking calls counted as one node: wrong on two separately written log(%x)."""
+        seen = {}
+        relay.post_order_visit(func, lambda e: seen.setdefault(str(e), []).append(e) if isinstance(e, relay.Call) else None)
+        return right(func) + sum(len(v) > 1 for v in seen.values())
+
+    assert not checks.check_count_shared(by_text)
+    verdict(capsys, False)
+
+
+SCOPE_PUZZLE = """
+def @main(%x: Tensor[(3), float32], %c: bool) {
+  %0 = exp(%x);
+  %1 = log(%x);
+  %2 = sqrt(%x);
+  %3 = if (%c) { add(%0, %1) } else { multiply(%0, 2f) };
+  %4 = fn (%y: Tensor[(3), float32]) { multiply(%y, %2) };
+  %4(%3)
+}
+"""
+
+
+def test_check_scope_prediction(capsys):
+    right = {"exp": "outside", "log": "if", "sqrt": "fn", "add": "if"}  # every op called once
+    assert checks.check_scope_prediction(right, SCOPE_PUZZLE)
+    verdict(capsys, True)
+    assert not checks.check_scope_prediction({**right, "exp": "if"}, SCOPE_PUZZLE)
+    assert "innermost scope" in verdict(capsys, False)
+    assert not checks.check_scope_prediction(dict.fromkeys(right, "outside"), SCOPE_PUZZLE)
+    verdict(capsys, False)
+    assert not checks.check_scope_prediction({"exp": "outside", "log": "if", "add": "if"}, SCOPE_PUZZLE)
+    assert "missing: sqrt" in verdict(capsys, False)
+    assert not checks.check_scope_prediction({**right, "exp": "out"}, SCOPE_PUZZLE)
+    assert "use one of" in verdict(capsys, False)
+    let_version = SCOPE_PUZZLE.replace("%1 = log(%x);", "let %v = log(%x);").replace("add(%0, %1)", "add(%0, %v)")
+    assert checks.check_scope_prediction({**right, "log": "outside"}, let_version)
+    verdict(capsys, True)
+
+
+def test_check_pipeline_prediction(capsys):
+    o1 = ["SimplifyInference", "SimplifyExpr", "SimplifyExpr", "DeadCodeElimination", "FuseOps"]
+    assert checks.check_pipeline_prediction(o1, opt_level=1)
+    verdict(capsys, True)
+    assert not checks.check_pipeline_prediction(o1, opt_level=1, disabled=["DeadCodeElimination"])
+    assert "does not run" in verdict(capsys, False)
+    assert not checks.check_pipeline_prediction(o1[:-1], opt_level=1)
+    assert "FuseOps runs too" in verdict(capsys, False)
+    assert not checks.check_pipeline_prediction(o1[:1] + o1[2:], opt_level=1)  # one SimplifyExpr short
+    assert "count or order" in verdict(capsys, False)
+
+
+def _call_counter(count_after: bool = True, skip=()):
+    def calls(mod):
+        found = []
+        relay.post_order_visit(mod["main"], lambda e: found.append(e) if isinstance(e, relay.Call) else None)
+        return len(found)
+
+    class Counter(relay.transform.PassInstrument):
+        def __init__(self):
+            self.records = []
+            self.before = None
+
+        def run_before_pass(self, mod, info):
+            self.before = calls(mod)
+
+        def run_after_pass(self, mod, info):
+            if info.name not in skip:
+                self.records.append((info.name, calls(mod) if count_after else self.before))
+
+    return Counter
+
+
+def test_check_call_counter(capsys):
+    assert checks.check_call_counter(_call_counter())
+    verdict(capsys, True)
+    assert not checks.check_call_counter(_call_counter(count_after=False))
+    assert "call nodes" in verdict(capsys, False)
+    assert not checks.check_call_counter(_call_counter(skip=("optimize", "FoldScaleAxis")))
+    assert "composite" in verdict(capsys, False)
+
+
+FUSION_PROGRAMS = [
+    "def @main(%x: Tensor[(4, 4), float32]) { %0 = exp(%x); %1 = multiply(%0, 2f); nn.relu(%1) }",
+    "def @main(%x: Tensor[(2, 8), float32], %w: Tensor[(4, 8), float32]) { %0 = nn.dense(%x, %w); %1 = nn.relu(%0); %2 = sum(%1, axis=[1]); exp(%2) }",
+]
+
+
+def test_check_fusion_prediction(capsys):
+    assert checks.check_fusion_prediction([1, 3], FUSION_PROGRAMS)
+    verdict(capsys, True)
+    assert not checks.check_fusion_prediction([3, 3], FUSION_PROGRAMS)  # one kernel per op
+    assert "program 1" in verdict(capsys, False)
+    assert not checks.check_fusion_prediction([1, 2], FUSION_PROGRAMS)  # exp fused into the sum
+    assert "reduction takes none" in verdict(capsys, False)
+    assert not checks.check_fusion_prediction([1], FUSION_PROGRAMS)
+    verdict(capsys, False)
+
+
+SILU = "def @main(%x: Tensor[(64, 64), float32], %b: Tensor[(64), float32]) { %0 = add(%x, %b); multiply(%0, sigmoid(%0)) }"
+
+
+def test_check_one_kernel(capsys):
+    assert checks.check_one_kernel(SILU)
+    verdict(capsys, True)
+    assert not checks.check_one_kernel(SILU.replace("sigmoid(%0)", "tanh(%0)"))
+    assert "differ" in verdict(capsys, False)
+    two_kernels = SILU.replace("multiply(%0, sigmoid(%0))", "%1 = multiply(%0, sigmoid(%0)); sum(%1, axis=[1], keepdims=True) + %1")
+    assert not checks.check_one_kernel(two_kernels)
+    assert "kernels" in verdict(capsys, False)
+    assert not checks.check_one_kernel(SILU.replace("(64, 64)", "(32, 64)"))
+    assert "should have type" in verdict(capsys, False)

@@ -430,4 +430,243 @@ def check_loss_gradient(loss_text: str, dw: Any, w: np.ndarray, x: np.ndarray, y
     return _guard(run)
 
 
+
+# --- tutorial 02: dataflow graphs versus A-normal form ------------------------------------------
+
+_SHARED_TESTS = [
+    # Seed 004: %1 used twice by %2.
+    "def @main(%x: Tensor[(2, 3), float32]) { %1 = log(%x); add(%1, %1) }",
+    # Two separately written log(%x) are two nodes: nothing is shared.
+    "def @main(%x: Tensor[(2), float32]) { %0 = log(%x); %1 = log(%x); add(%0, %1) }",
+    # %0 is used by two different calls; %1 once, by a shared node (not shared itself).
+    "def @main(%x: Tensor[(2), float32]) { %0 = exp(%x); %1 = log(%0); %2 = add(%1, %1); multiply(%2, %0) }",
+    # One node used three times, and a chain in which every level is shared.
+    "def @main(%x: Tensor[(2), float32]) { %0 = tanh(%x); %1 = add(%0, %0); %2 = add(%1, %1); %3 = add(%2, %2); subtract(%3, %0) }",
+    "def @main(%x: Tensor[(2), float32], %y: Tensor[(2), float32]) { %0 = multiply(%x, %y); %1 = add(%0, %x); %2 = subtract(%0, %y); %3 = divide(%1, %2); %4 = exp(%3); add(%4, negative(%4)) }",
+]
+
+
+def _shared_calls(func: relay.Function) -> int:
+    """Call nodes with two or more uses: over distinct nodes, each argument slot is a use."""
+    uses: dict = {}
+
+    def count(node: relay.Expr) -> None:
+        if isinstance(node, relay.Call):
+            for arg in node.args:
+                if isinstance(arg, relay.Call):
+                    uses[arg] = uses.get(arg, 0) + 1
+
+    relay.post_order_visit(func, count)
+    return sum(1 for n in uses.values() if n >= 2)
+
+
+def check_count_shared(count_shared: Callable) -> Verdict:
+    """``count_shared(func)``: the number of call nodes of ``func`` used more than once."""
+
+    def run() -> Verdict:
+        for text in _SHARED_TESTS:
+            func = relay.parse(text)["main"]
+            want, got = _shared_calls(func), count_shared(func)
+            if got != want:
+                hint = ""
+                if isinstance(got, int) and got > want:
+                    hint = (" Too many: a node used once by a shared node is visited once per path "
+                            "if you recurse by hand — let ExprVisitor's memo visit each user once.")
+                return _report(False, f"on\n{text}\nthere are {want} shared call nodes, you count {got}.{hint}")
+        return _report(True, f"shared nodes counted right on {len(_SHARED_TESTS)} programs")
+
+    return _guard(run)
+
+
+_SCOPES = ("outside", "if", "fn")
+
+
+def _anf_scopes(mod: relay.IRModule) -> dict[str, list[str]]:
+    """op name -> where ToANormalForm binds each call of it: outside, "if" or "fn"."""
+    where: dict[str, list[str]] = {}
+    todo: list[tuple[relay.Expr, str]] = [(mod["main"].body, "outside")]
+    while todo:
+        e, scope = todo.pop()
+        if isinstance(e, relay.Let):
+            v = e.value
+            if isinstance(v, relay.Call) and isinstance(v.op, relay.Op):
+                where.setdefault(v.op.name, []).append(scope)
+            todo += [(v, scope), (e.body, scope)]
+        elif isinstance(e, relay.If):
+            todo += [(e.cond, scope), (e.true_branch, "if"), (e.false_branch, "if")]
+        elif isinstance(e, relay.Function):
+            todo.append((e.body, "fn"))
+        elif isinstance(e, relay.Call):
+            todo += [(e.op, scope)] + [(a, scope) for a in e.args]
+        elif isinstance(e, relay.Tuple):
+            todo += [(f, scope) for f in e.fields]
+        elif isinstance(e, relay.TupleGetItem):
+            todo.append((e.tuple_value, scope))
+    return where
+
+
+def check_scope_prediction(answer: dict, program: str) -> Verdict:
+    """Where ToANormalForm computes each operator called once in ``program``."""
+
+    def run() -> Verdict:
+        mod = relay.transform.ToANormalForm()(_module(program, "the puzzle"))
+        places = {op: ws[0] for op, ws in _anf_scopes(mod).items() if len(ws) == 1}
+        if not isinstance(answer, dict):
+            return _report(False, 'answer with a dict, e.g. {"exp": "outside", ...}')
+        missing = sorted(set(places) - set(answer))
+        if missing:
+            return _report(False, f"say where each of {', '.join(sorted(places))} goes; missing: {', '.join(missing)}")
+        bad_words = [v for v in answer.values() if v not in _SCOPES]
+        if bad_words:
+            return _report(False, f"use one of {_SCOPES} for each operator, not {bad_words[0]!r}")
+        wrong = sorted(op for op in places if answer[op] != places[op])
+        if wrong:
+            return _report(False, f"not right for {', '.join(wrong)}. ToANormalForm binds each value in the "
+                           "innermost scope that holds all its uses: used in one branch only -> inside it; "
+                           "used in both branches or after the if -> outside.")
+        return _report(True, "that is where ToANormalForm puts them: " +
+                       ", ".join(f"{op} {w}" for op, w in sorted(places.items())))
+
+    return _guard(run)
+
+
+# --- tutorial 06: the pass manager ---------------------------------------------------------------
+
+
+def _recorded_passes(mod: relay.IRModule, opt_level: int, disabled: Iterable[str]) -> list[str]:
+    recorder = relay.transform.PassRecorder(leaves_only=True)
+    with relay.transform.PassContext(opt_level=opt_level, disabled_pass=list(disabled), instruments=[recorder]):
+        relay.optimize(mod, opt_level=opt_level)
+    return [r.name for r in recorder.records if r.name != "InferType"]
+
+
+def check_pipeline_prediction(answer: list, opt_level: int, disabled: Iterable[str] = ()) -> Verdict:
+    """The passes (without InferType) ``relay.optimize`` runs at ``opt_level`` with ``disabled``."""
+
+    def run() -> Verdict:
+        mod = relay.parse("def @main(%x: Tensor[(4), float32]) { exp(add(%x, 1f)) }")
+        want = _recorded_passes(mod, opt_level, disabled)
+        got = [str(name) for name in answer]
+        if got == want:
+            return _report(True, f"O{opt_level} without {', '.join(disabled) or 'nothing'} runs " + ", ".join(want))
+        extra = sorted(set(got) - set(want))
+        if extra:
+            return _report(False, f"{', '.join(extra)} does not run: a pass runs when its opt_level is at "
+                           "most the context's and it is not disabled")
+        missing = sorted(set(want) - set(got))
+        if missing:
+            return _report(False, f"{', '.join(missing)} runs too")
+        return _report(False, f"the right passes, but not the right count or order: {len(want)} passes run "
+                       "(a pass listed twice in the pipeline runs twice)")
+
+    return _guard(run)
+
+
+_COUNTER_PROGRAM = """
+def @main(%x: Tensor[(1, 2, 4, 4), float32], %w: Tensor[(2, 2, 3, 3), float32],
+          %g: Tensor[(2), float32], %b: Tensor[(2), float32]) {
+  %0 = nn.conv2d(%x, %w, padding=[1, 1], channels=2, kernel_size=[3, 3]);
+  %1 = nn.batch_norm(%0, %g, %b, %g, %g);
+  %2 = nn.relu(%1.0);
+  %3 = multiply(%2, add(1f, 1f));
+  %4 = exp(%x);
+  add(%3, multiply(%4, 1f))
+}
+"""
+
+
+def _calls_in_main(mod: relay.IRModule) -> int:
+    n = 0
+    for node in _iter(mod["main"]):
+        if isinstance(node, relay.Call):
+            n += 1
+    return n
+
+
+class _CountAfter(relay.transform.PassInstrument):
+    def __init__(self) -> None:
+        self.records: list = []
+
+    def run_after_pass(self, mod: relay.IRModule, info: Any) -> None:
+        self.records.append((info.name, _calls_in_main(mod)))
+
+
+def check_call_counter(instrument_class: type, mod: Optional[relay.IRModule] = None) -> Verdict:
+    """An instrument class recording ``(pass name, calls in @main)`` after every pass."""
+
+    def run() -> Verdict:
+        programs = ([mod] if mod is not None else []) + [relay.parse(_COUNTER_PROGRAM)]
+        for program in programs:
+            theirs, ours = instrument_class(), _CountAfter()
+            with relay.transform.PassContext(opt_level=3, instruments=[theirs, ours]):
+                relay.optimize(program, opt_level=3)
+            got = [tuple(r) for r in getattr(theirs, "records", [])]
+            if len(got) != len(ours.records):
+                return _report(False, f"{len(ours.records)} passes ran (composite ones included), you recorded "
+                               f"{len(got)}: record in run_after_pass, which every pass run calls once")
+            for (name, n), (got_name, got_n) in zip(ours.records, got):
+                if (name, n) != (got_name, got_n):
+                    return _report(False, f"after {name} @main has {n} call nodes; you recorded "
+                                   f"({got_name!r}, {got_n}). Count every Call reachable from @main.")
+        return _report(True, f"{len(ours.records)} passes recorded with the right call counts")
+
+    return _guard(run)
+
+
+# --- tutorial 07: fusion and the LLVM JIT --------------------------------------------------------
+
+
+def _primitive_count(mod: relay.IRModule) -> int:
+    fused = relay.transform.FuseOps()(relay.transform.InferType()(mod))
+    return sum(1 for e in _iter(fused["main"]) if isinstance(e, relay.Function) and e.attrs.get("Primitive"))
+
+
+def check_fusion_prediction(answer: list, programs: list) -> Verdict:
+    """The number of primitive functions FuseOps makes for each program."""
+
+    def run() -> Verdict:
+        if len(answer) != len(programs):
+            return _report(False, f"give one number per program ({len(programs)})")
+        for i, (text, got) in enumerate(zip(programs, answer), 1):
+            want = _primitive_count(_module(text, f"program {i}"))
+            if got != want:
+                return _report(False, f"program {i} gives {want if got is ... else 'another number of'} kernels, "
+                               f"not {got}. Elementwise ops fuse into what follows them (a reduction too); "
+                               "conv2d and dense take an elementwise epilogue; a reduction takes none.")
+        return _report(True, f"kernel counts right for {len(programs)} programs")
+
+    return _guard(run)
+
+
+def check_one_kernel(text: str) -> Verdict:
+    """SiLU of ``x + b`` as one native kernel, equal to numpy's."""
+
+    def run() -> Verdict:
+        mod = _module(text, "your program")
+        want_type = relay.FuncType(
+            [relay.TensorType((64, 64), "float32"), relay.TensorType((64,), "float32")],
+            relay.TensorType((64, 64), "float32"),
+        )
+        if mod["main"].checked_type != want_type:
+            return _report(False, f"@main should have type {want_type}, it has {mod['main'].checked_type}")
+        lib = relay.build(mod)
+        if len(lib.kernels) != 1:
+            return _report(False, f"it compiles to {len(lib.kernels)} kernels; use elementwise ops only, "
+                           "and compute x + b once (a shared node), so everything fuses")
+        if not lib.kernels[0].native:
+            return _report(False, f"the kernel fell back to numpy: {lib.kernels[0].reason}")
+        rng = np.random.default_rng(7)
+        for _ in range(3):
+            x = rng.uniform(-6, 6, (64, 64)).astype("float32")
+            b = rng.uniform(-1, 1, 64).astype("float32")
+            v = (x + b).astype("float64")
+            want = v / (1.0 + np.exp(-v))
+            got = lib(x, b)
+            if not np.allclose(got, want, rtol=1e-4, atol=1e-5):
+                return _report(False, f"the values differ from v * sigmoid(v), v = x + b (max error "
+                               f"{np.max(np.abs(got - want)):.3g})")
+        return _report(True, f"one native kernel, {lib.kernels[0].name}, equal to numpy's SiLU")
+
+    return _guard(run)
+
 __all__ = ["Verdict"] + [name for name in dir() if name.startswith("check_")]

@@ -42,6 +42,7 @@ from ..ir.expr import (
 from ..ir.functor import expr_children, post_order
 from ..ir.module import IRModule
 from .call_graph import CallGraph
+from .well_formed import _free_vars
 
 
 class Feature(enum.IntEnum):
@@ -104,6 +105,7 @@ CONTROL_FEATURES = frozenset(
 
 def _detect(expr: Expr, found: set) -> None:
     uses: dict[Expr, int] = {}
+    free: dict = {}  # free variables of every node below a let-bound function, computed once
     for node in post_order(expr):
         feature = _OF_TYPE.get(type(node))
         if feature is not None:
@@ -114,14 +116,11 @@ def _detect(expr: Expr, found: set) -> None:
                 uses[child] = n
                 if n == 2:
                     found.add(Feature.fGraph)
-        # Only a function can meaningfully refer to itself; checking just those keeps
-        # the walk linear on let chains.
-        if type(node) is Let and type(node.value) is Function and _mentions(node.value, node.var):
+        # Only a function can meaningfully refer to itself.  The free variables are
+        # memoized bottom-up, so nested let-bound functions cost one pass, not one walk
+        # of each function's body per enclosing let.
+        if type(node) is Let and type(node.value) is Function and node.var in _free_vars(node.value, free):
             found.add(Feature.fLetRec)
-
-
-def _mentions(expr: Expr, var: Var) -> bool:
-    return any(node is var for node in post_order(expr))
 
 
 def detect_feature(a: Expr | IRModule, b: Expr | IRModule | None = None) -> frozenset:

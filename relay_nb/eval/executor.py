@@ -7,6 +7,7 @@ unsuffixed literals get their inferred dtypes.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -50,13 +51,24 @@ def convert_argument(value: Any, ty: Optional[Type], where: str) -> Any:
         value = np.asarray(value, dtype=ty.dtype)
     if not isinstance(value, np.ndarray):
         raise EvalError(f"{where} expects {_type_text(ty)}, got {type(value).__name__}")
-    if str(value.dtype) != ty.dtype:
+    want = _numpy_dtype(ty.dtype)
+    if (value.dtype != want) if want is not None else (str(value.dtype) != ty.dtype):
         raise EvalError(f"{where} expects dtype {ty.dtype}, got an array of {value.dtype}")
     shape = ty.shape if isinstance(ty.shape, tuple) else None
-    if shape is not None:
+    if shape is not None and shape != value.shape:  # (equal: the common case, checked fast)
         if len(shape) != value.ndim or any(d is not AnyDim and isinstance(d, int) and d != s for d, s in zip(shape, value.shape)):
             raise EvalError(f"{where} expects shape {_shape_text(shape)}, got {_shape_text(value.shape)}")
     return value
+
+
+@functools.cache
+def _numpy_dtype(name: str) -> Optional[np.dtype]:
+    """numpy's dtype for a Relay dtype name (None if numpy has none): comparing dtypes is
+    much cheaper than ``str(array.dtype)``, which numpy 2 computes in Python."""
+    try:
+        return np.dtype(name)
+    except TypeError:
+        return None
 
 
 def _shape_text(shape) -> str:
@@ -102,14 +114,13 @@ class Executor:
         if isinstance(closure, Closure) and not closure.name:
             closure.name = name
         param_types = [p._checked_type for p in func.params]
+        # Made once: formatting them on every call costs as much as evaluating a small function.
+        labels = [f"{name} argument {i} (%{p.name_hint})" for i, p in enumerate(func.params)]
 
         def run(*args: Any) -> Any:
             if len(args) != len(param_types):
                 raise EvalError(f"{name} expects {len(param_types)} arguments, got {len(args)}")
-            converted = tuple(
-                convert_argument(a, t, f"{name} argument {i} (%{p.name_hint})")
-                for i, (a, t, p) in enumerate(zip(args, param_types, func.params))
-            )
+            converted = tuple([convert_argument(a, t, w) for a, t, w in zip(args, param_types, labels)])
             return interp.call(closure, converted)
 
         run.__name__ = name.lstrip("@") or "run"

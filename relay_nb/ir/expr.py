@@ -71,6 +71,17 @@ class Expr:
 
         return pretty_print(self)
 
+    # -- notebook display (relay_nb.viz.html: highlighted text, types on hover) ---------
+    def _repr_html_(self) -> str:
+        from ..viz.html import repr_html
+
+        return repr_html(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        from ..viz.html import mimebundle
+
+        return mimebundle(self, include, exclude)
+
     # -- operator sugar for the Python builder, as TVM's ExprWithOp -------------------
     def _binary(self, other: Any, op_name: str, reverse: bool = False) -> "Call":
         from ..op.registry import get_op

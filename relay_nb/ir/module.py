@@ -217,6 +217,17 @@ class IRModule:
     def __str__(self) -> str:
         return self.astext()
 
+    # -- notebook display (relay_nb.viz.html: highlighted text, types on hover) ---------
+    def _repr_html_(self) -> str:
+        from ..viz.html import repr_html
+
+        return repr_html(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        from ..viz.html import mimebundle
+
+        return mimebundle(self, include, exclude)
+
     def __repr__(self) -> str:
         names = ", ".join("@" + gv.name_hint for gv in self.functions)
         return f"<IRModule {names}>"

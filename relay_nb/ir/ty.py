@@ -41,6 +41,17 @@ class Type:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self}>"
 
+    # -- notebook display (relay_nb.viz.html: highlighted text, types on hover) ---------
+    def _repr_html_(self) -> str:
+        from ..viz.html import repr_html
+
+        return repr_html(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        from ..viz.html import mimebundle
+
+        return mimebundle(self, include, exclude)
+
     def is_dynamic(self) -> bool:
         return False
 

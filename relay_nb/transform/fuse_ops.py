@@ -221,6 +221,12 @@ def post_dominators(g: Graph) -> tuple[list[int], list[int]]:
     pattern of the paths to it."""
     n = len(g.nodes)
     parent, depth, pattern = [-1] * n, [0] * n, [OPAQUE] * n
+    # Skew-binary jump pointers (Myers 1983): jump[v] is an ancestor of v such that any
+    # ancestor is reached in O(log depth) jumps, and top[v] the highest pattern of the
+    # nodes from v up to (not including) jump[v].  A least common ancestor then costs
+    # O(log n), not one step per tree level: a scalar constant used by every block of a
+    # long chain made that quadratic.
+    jump, top = [-1] * n, [OPAQUE] * n
     for i in range(n - 1, -1, -1):
         if g.extern[i] or not g.outputs[i]:
             depth[i] = 1
@@ -230,19 +236,47 @@ def post_dominators(g: Graph) -> tuple[list[int], list[int]]:
             if lca == -2:
                 lca = o
             else:
-                a, b = lca, o
-                while a != b and a >= 0 and b >= 0:  # climb to the least common ancestor
-                    if depth[a] < depth[b]:
-                        pat, b = max(pat, pattern[b]), parent[b]
-                    elif depth[b] < depth[a]:
-                        pat, a = max(pat, pattern[a]), parent[a]
-                    else:
-                        pat, a, b = max(pat, pattern[a], pattern[b]), parent[a], parent[b]
-                lca = a if a == b else -1
+                lca, pat = _common_ancestor(lca, o, pat, parent, depth, pattern, jump, top)
             pat = max(pat, edge)
         parent[i], pattern[i] = lca, pat
-        depth[i] = depth[lca] + 1 if lca >= 0 else 1
+        if lca < 0:
+            depth[i], top[i] = 1, pat
+            continue
+        depth[i] = depth[lca] + 1
+        j = jump[lca]
+        jj = jump[j] if j >= 0 else -1
+        if j >= 0 and depth[lca] - depth[j] == depth[j] - (depth[jj] if jj >= 0 else 0):
+            jump[i], top[i] = jj, max(pat, top[lca], top[j])
+        else:
+            jump[i], top[i] = lca, pat
     return parent, pattern
+
+
+def _common_ancestor(a: int, b: int, pat: int, parent, depth, pattern, jump, top) -> tuple[int, int]:
+    """The least common ancestor of ``a`` and ``b`` (-1: none) and ``pat`` raised by the
+    pattern of every node passed on the way up from either."""
+    da, db = depth[a], depth[b]
+    while da > db:
+        j = jump[a]
+        dj = depth[j] if j >= 0 else 0
+        if dj >= db:
+            pat, a, da = max(pat, top[a]), j, dj
+        else:
+            pat, a, da = max(pat, pattern[a]), parent[a], da - 1
+    while db > da:
+        j = jump[b]
+        dj = depth[j] if j >= 0 else 0
+        if dj >= da:
+            pat, b, db = max(pat, top[b]), j, dj
+        else:
+            pat, b, db = max(pat, pattern[b]), parent[b], db - 1
+    while a != b:  # same depth: jumps of equal-depth nodes land at equal depths
+        ja, jb = jump[a], jump[b]
+        if ja != jb:
+            pat, a, b = max(pat, top[a], top[b]), ja, jb
+        else:
+            pat, a, b = max(pat, pattern[a], pattern[b]), parent[a], parent[b]
+    return a, pat
 
 
 # --- 3. grouping ---------------------------------------------------------------------------------

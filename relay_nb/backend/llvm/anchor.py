@@ -35,3 +35,7 @@ class AnchorCall:
     inputs: tuple[ir.Value, ...]
     output: ir.Value
     epilogue: Optional[Epilogue] = None
+    scratch: Optional[Callable[[int], ir.Value]] = None
+    """``scratch(nbytes)``: a 64-byte aligned pointer to ``nbytes`` of temporary memory for
+    this call (carved from the kernel's workspace, which the caller allocates in Python);
+    without it the tiled kernels ``malloc`` their packing buffers."""

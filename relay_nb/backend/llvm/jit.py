@@ -63,9 +63,14 @@ def target_data_layout() -> tuple[str, str]:
     return llvm.get_process_triple(), str(state["machine"].target_data)
 
 
-def compile_ir(ir_text: str, symbols: list[str], name: str = "kernel", speed_level: int = 3) -> CompiledModule:
+def compile_ir(
+    ir_text: str, symbols: list[str], name: str = "kernel", speed_level: int = 3, emit_asm: bool = True
+) -> CompiledModule:
     """Parse, verify, optimize (O3 with loop and SLP vectorization for the host CPU) and add
-    ``ir_text`` to the engine; return its text forms and the addresses of ``symbols``."""
+    ``ir_text`` to the engine; return its text forms and the addresses of ``symbols``.
+
+    ``emit_asm=False`` skips the assembly (a third of the compile time); get it later from
+    :func:`assembly` of the optimized IR."""
     with _lock:
         state = _init()
         start = time.perf_counter()
@@ -78,7 +83,7 @@ def compile_ir(ir_text: str, symbols: list[str], name: str = "kernel", speed_lev
         builder = llvm.create_pass_builder(state["machine"], tuning)
         builder.getModulePassManager().run(module, builder)
         optimized = str(module)
-        asm = state["machine"].emit_assembly(module)
+        asm = state["machine"].emit_assembly(module) if emit_asm else ""
         engine = state["engine"]
         engine.add_module(module)
         engine.finalize_object()
@@ -89,3 +94,12 @@ def compile_ir(ir_text: str, symbols: list[str], name: str = "kernel", speed_lev
     if missing:
         raise RuntimeError(f"compiled module {name} has no symbol {missing}")
     return CompiledModule(name, ir_text, optimized, asm, seconds, addresses)
+
+
+def assembly(optimized_ir: str) -> str:
+    """The host assembly of already optimized IR, from a throwaway copy of the module (the
+    engine's own module is never touched again once added)."""
+    with _lock:
+        state = _init()
+        module = llvm.parse_assembly(optimized_ir)
+        return state["machine"].emit_assembly(module)

@@ -1,0 +1,27 @@
+"""Lowering of primitive functions to LLVM IR (pure: no engine, no cache).
+
+``lower(func, symbol)`` turns one typed ``Primitive=1`` function into an
+``llvmlite.ir.Module`` (see :mod:`.lower`); the op rules it uses form the registry's
+``llvm`` column (see :mod:`.rules`), filled by one module per op family.
+"""
+
+from __future__ import annotations
+
+_LOADED = False
+
+
+def load_rules() -> None:
+    """Import the rule modules once (each registers its ops' ``llvm`` column)."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    import relay_nb.op.impl  # noqa: F401  (the ops must exist before rules are attached)
+
+    from . import anchors, elementwise, image, indexing, injective, norm, pool, reduce  # noqa: F401
+
+
+from .lower import Lowered, lower  # noqa: E402
+from .types import Unsupported  # noqa: E402
+
+__all__ = ["Lowered", "Unsupported", "load_rules", "lower"]

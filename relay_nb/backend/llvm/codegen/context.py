@@ -1,0 +1,321 @@
+"""The state of one kernel being emitted: its function, loops, buffers and node values.
+
+Rules never see the Relay function as a whole: they ask the :class:`KernelBuilder` for the
+value of an argument at an index (``kb.value(arg, index)``), which either loads it from a
+buffer (a parameter, a constant, a materialized node) or emits the argument's own rule
+inline at that index.  That one method is what inlines an elementwise chain into its
+consumer's loop.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+import numpy as np
+from llvmlite import ir
+
+from ....ir.attrs import Attrs
+from ....ir.expr import Call, Constant, Expr, Tuple, TupleGetItem, Var
+from ....ir.ty import TensorType, TupleType
+from .index import Index, broadcast
+from .types import I64, PTR, DType, Unsupported, const, dtype, i64, load, store
+
+ALIGN = 64  # workspace buffers start on cache lines
+
+
+@dataclass
+class Buffer:
+    """A contiguous row-major tensor in memory: a pointer, a shape and an element type."""
+
+    ptr: ir.Value
+    shape: tuple
+    dt: DType
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def load(self, b: ir.IRBuilder, index: Index) -> ir.Value:
+        return load(b, self.ptr, index.flat(), self.dt)
+
+    def store(self, b: ir.IRBuilder, index: Index, value: ir.Value) -> None:
+        store(b, value, self.ptr, index.flat(), self.dt)
+
+    def load_flat(self, b: ir.IRBuilder, flat: ir.Value) -> ir.Value:
+        return load(b, self.ptr, flat, self.dt)
+
+    def store_flat(self, b: ir.IRBuilder, flat: ir.Value, value: ir.Value) -> None:
+        store(b, value, self.ptr, flat, self.dt)
+
+
+def tensor_type(ty: Any, what: str = "value") -> TensorType:
+    """``ty`` as a TensorType with a static shape and a lowered dtype (else Unsupported)."""
+    if not isinstance(ty, TensorType):
+        raise Unsupported(f"{what} has type {ty}, not a tensor")
+    if not isinstance(ty.shape, tuple) or not all(type(d) is int for d in ty.shape):
+        raise Unsupported(f"{what} has a dynamic shape")
+    dtype(ty.dtype)
+    return ty
+
+
+def leaves(ty: Any) -> list[TensorType]:
+    """The tensors of a (possibly nested) tuple type, in order."""
+    out, stack = [], [ty]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, TupleType):
+            stack.extend(reversed(t.fields))
+        else:
+            out.append(tensor_type(t))
+    return out
+
+
+class KernelBuilder:
+    """Emits one kernel function; see the module docstring."""
+
+    def __init__(self, module: ir.Module, func: ir.Function, rules: dict, materialized: set):
+        self.module = module
+        self.func = func
+        self.builder = ir.IRBuilder(func.append_basic_block("entry"))
+        self.rules = rules
+        self.materialized = materialized
+        self.inputs: dict[Expr, list[ir.Value]] = {}  # param / constant -> leaf pointers
+        self.buffers: dict[tuple[Expr, Optional[int]], Buffer] = {}
+        self.workspace: Optional[ir.Value] = None
+        self.status: Optional[ir.Value] = None
+        self.workspace_bytes = 0
+        self.uses_status = False
+        self.errors: dict[int, str] = {}  # status code -> message template ({detail})
+        self._blocks = 0
+
+    # -- types ------------------------------------------------------------------------------
+    @staticmethod
+    def ttype(node: Expr, field: Optional[int] = None) -> TensorType:
+        ty = node._checked_type
+        if field is not None:
+            if not isinstance(ty, TupleType):
+                raise Unsupported("a projection of a non-tuple")
+            ty = ty.fields[field]
+        return tensor_type(ty)
+
+    def shape(self, node: Expr, field: Optional[int] = None) -> tuple:
+        return self.ttype(node, field).shape
+
+    def dt(self, node: Expr, field: Optional[int] = None) -> DType:
+        return dtype(self.ttype(node, field).dtype)
+
+    # -- values --------------------------------------------------------------------------------
+    def value(self, node: Expr, index: Index) -> ir.Value:
+        """The element of tensor-valued ``node`` at ``index`` (an index of node's shape)."""
+        hit = index.memo.get(node)
+        if hit is not None:
+            return hit
+        t = type(node)
+        if t is Call:
+            buf = self.buffers.get((node, None))
+            if buf is not None:
+                v = buf.load(self.builder, index)
+            else:
+                v = self._rule(node).fn(self, node, index, None)
+                _check_type(node, v, self.dt(node))
+        elif t is Var or t is Constant:
+            v = self._leaf(node, None, index)
+        elif t is TupleGetItem:
+            v = self.field_value(node.tuple_value, node.index, index)
+        else:
+            raise Unsupported(f"a {t.__name__} used as a tensor")
+        index.memo[node] = v
+        return v
+
+    def field_value(self, node: Expr, field: int, index: Index) -> ir.Value:
+        """Element ``index`` of field ``field`` of tuple-valued ``node``."""
+        t = type(node)
+        if t is Tuple:
+            return self.value(node.fields[field], index)
+        key = (node, field)
+        hit = index.memo.get(key)
+        if hit is not None:
+            return hit
+        if t is Call:
+            buf = self.buffers.get(key)
+            if buf is not None:
+                v = buf.load(self.builder, index)
+            else:
+                v = self._rule(node).fn(self, node, index, field)
+                _check_type(node, v, self.dt(node, field))
+        elif t is Var:
+            v = self._leaf(node, field, index)
+        else:
+            raise Unsupported(f"a projection of a {t.__name__}")
+        index.memo[key] = v
+        return v
+
+    def operand(self, node: Expr, index: Index, field: Optional[int] = None) -> ir.Value:
+        """``node`` read at the output ``index`` with numpy broadcasting."""
+        shape = self.shape(node, field)
+        sub = broadcast(index, shape)
+        return self.value(node, sub) if field is None else self.field_value(node, field, sub)
+
+    def _rule(self, call: Call):
+        return self.rules[call]
+
+    def _leaf(self, node: Expr, field: Optional[int], index: Index) -> ir.Value:
+        if type(node) is Constant and node.data.ndim == 0:
+            return self.scalar_constant(node)
+        ptrs = self.inputs.get(node)
+        if ptrs is None:
+            raise Unsupported(f"{node!r} is not an input of the kernel")
+        ptr = ptrs[field or 0]
+        return load(self.builder, ptr, index.flat(), self.dt(node, field))
+
+    def scalar_constant(self, c: Constant) -> ir.Value:
+        """A scalar constant in its inferred dtype (an unsuffixed literal takes its context's)."""
+        from ....op.impl._util import convert
+
+        dt = self.dt(c)
+        value = convert(c.data, dt.name).item()
+        return const(dt, value)
+
+    def leaf_buffer(self, node: Expr, field: Optional[int] = None) -> Optional[Buffer]:
+        """The buffer already holding ``node`` (an input or a materialized node), if any."""
+        buf = self.buffers.get((node, field))
+        if buf is not None:
+            return buf
+        if type(node) in (Var, Constant) and node in self.inputs:
+            return Buffer(self.inputs[node][field or 0], self.shape(node, field), self.dt(node, field))
+        if type(node) is TupleGetItem and field is None:
+            return self.leaf_buffer(node.tuple_value, node.index)
+        if type(node) is Tuple and field is not None:
+            return self.leaf_buffer(node.fields[field])
+        return None
+
+    def materialize(self, node: Expr, field: Optional[int] = None) -> Buffer:
+        """``node`` as a contiguous buffer (computed into the workspace if it is not one)."""
+        buf = self.leaf_buffer(node, field)
+        if buf is not None:
+            return buf
+        shape, dt = self.shape(node, field), self.dt(node, field)
+        buf = self.scratch(shape, dt)
+        with self.nest(shape, flat=True) as index:
+            v = self.value(node, index) if field is None else self.field_value(node, field, index)
+            buf.store(self.builder, index, v)
+        self.buffers[(node, field)] = buf
+        return buf
+
+    # -- memory --------------------------------------------------------------------------------
+    def scratch(self, shape: Sequence[int], dt: DType) -> Buffer:
+        """A temporary buffer carved from the kernel's workspace (allocated by the caller,
+        64-byte aligned); its pointer is computed in the entry block, so it is usable
+        anywhere in the kernel."""
+        return Buffer(self.scratch_bytes(math.prod(shape) * dt.itemsize), tuple(shape), dt)
+
+    def scratch_bytes(self, nbytes: int) -> ir.Value:
+        """A pointer to ``nbytes`` of the workspace (the anchor contract's ``scratch``)."""
+        offset = self.workspace_bytes
+        self.workspace_bytes += -(-max(int(nbytes), 1) // ALIGN) * ALIGN
+        b = self.builder
+        with b.goto_block(self.func.entry_basic_block):
+            return b.gep(self.workspace, [i64(offset)], inbounds=True, source_etype=ir.IntType(8))
+
+    def report_error(self, message: str, detail: ir.Value, cond: ir.Value) -> None:
+        """If ``cond``: record the error ``message`` (a template with ``{detail}``) and
+        ``detail`` in the status slot, keeping the first error; the caller raises it."""
+        self.uses_status = True
+        code = next((c for c, m in self.errors.items() if m == message), len(self.errors) + 1)
+        self.errors[code] = message
+        b = self.builder
+        with b.if_then(cond, likely=False):
+            old = b.load(self.status, typ=I64)
+            with b.if_then(b.icmp_signed("==", old, i64(0))):
+                b.store(i64(code), self.status)
+                slot = b.gep(self.status, [i64(1)], inbounds=True, source_etype=I64)
+                b.store(b.sext(detail, I64) if detail.type != I64 else detail, slot)
+
+    # -- control flow ------------------------------------------------------------------------
+    def block(self, name: str) -> ir.Block:
+        self._blocks += 1
+        return self.func.append_basic_block(f"{name}{self._blocks}")
+
+    @contextmanager
+    def loop(self, count: Any, name: str = "i", start: Any = 0) -> Iterator[ir.Value]:
+        """``for i in range(start, count)`` (i64); the body is emitted inside the ``with``."""
+        b = self.builder
+        if isinstance(count, int) and isinstance(start, int):
+            if count - start <= 0:
+                # nothing runs: emit the body into an unreachable block (LLVM drops it)
+                dead = self.block(name + ".dead")
+                saved = b.block
+                b.position_at_end(dead)
+                yield i64(start)
+                b.unreachable()
+                b.position_at_end(saved)
+                return
+            if count - start == 1:
+                yield i64(start)
+                return
+        count = i64(count) if isinstance(count, int) else count
+        start = i64(start) if isinstance(start, int) else start
+        pre = b.block
+        head, body, after = self.block(name + ".head"), self.block(name + ".body"), self.block(name + ".end")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I64, name=name)
+        i.add_incoming(start, pre)
+        b.cbranch(b.icmp_signed("<", i, count), body, after)
+        b.position_at_end(body)
+        yield i
+        nxt = b.add(i, i64(1), flags=("nsw",))
+        i.add_incoming(nxt, b.block)
+        b.branch(head)
+        b.position_at_end(after)
+
+    @contextmanager
+    def nest(self, shape: Sequence[int], flat: bool = False) -> Iterator[Index]:
+        """Loops over every element of ``shape`` in row-major order: one flat loop
+        (``flat=True``) or one loop per axis."""
+        shape = tuple(shape)
+        if flat or len(shape) <= 1:
+            with self.loop(math.prod(shape), "f") as i:
+                yield Index(self.builder, shape, flat=i)
+            return
+        with ExitStack() as stack:
+            dims = [stack.enter_context(self.loop(n, f"d{k}")) for k, n in enumerate(shape)]
+            yield Index(self.builder, shape, dims=dims)
+
+    # -- intrinsics ----------------------------------------------------------------------------
+    def intrinsic(self, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
+        """Declare (once) an LLVM intrinsic or a C library function."""
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ret, list(args)), name)
+        return fn
+
+    def call(self, name: str, ret: ir.Type, *args: ir.Value) -> ir.Value:
+        return self.builder.call(self.intrinsic(name, ret, [a.type for a in args]), list(args))
+
+
+def _check_type(call: Call, v: ir.Value, dt: DType) -> None:
+    """A rule must return its result's register type (a bug otherwise: the kernel falls
+    back to numpy instead of storing wrong bits)."""
+    if v.type != dt.ir:
+        raise RuntimeError(f"the {call.op.name} rule produced {v.type}, not {dt.ir} ({dt.name})")
+
+
+def attrs_of(call: Call) -> Attrs:
+    """The call's attributes, or its op's defaults for a hand-built call without any."""
+    if call.attrs is not None:
+        return call.attrs
+    from ....op.registry import make_attrs
+
+    try:
+        return make_attrs(call.op.name)
+    except Exception:
+        raise Unsupported(f"{call.op.name} has no attributes") from None
+
+
+Rule = Callable[..., Any]
+
+__all__ = ["ALIGN", "Buffer", "KernelBuilder", "attrs_of", "leaves", "tensor_type", "np", "PTR"]

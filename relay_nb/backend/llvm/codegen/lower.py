@@ -1,0 +1,305 @@
+"""``lower(func, symbol)``: a typed ``Primitive`` function to an ``llvmlite.ir.Module``.
+
+Pure: no engine, no cache, no numpy data (constants are passed in as inputs).  The module
+exports one C-ABI function::
+
+    void symbol(ptr in0, ..., ptr const0, ..., ptr out0, ..., ptr workspace, ptr status)
+
+``in*`` are the parameters' tensors (a tuple parameter contributes one pointer per field),
+``const*`` the function's non-scalar constants, ``out*`` the result's tensors, all
+contiguous row-major; ``workspace`` is ``workspace_bytes`` of scratch (64-byte aligned),
+``status`` two int64s where a kernel reports a run-time error (``take`` out of bounds in
+``mode="fast"``).  The kernel computes:
+
+1. every node with a *buffer* rule (reductions, anchors...), in dependency order, into an
+   output buffer when it is a result, into the workspace otherwise; an anchor whose result
+   feeds the output through elementwise ops only writes into the output and runs those ops
+   as its in-place epilogue;
+2. every result tensor not written yet, by one loop nest over its shape in which each
+   *index* rule is inlined (one flat loop when the whole chain is elementwise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+from llvmlite import ir
+
+from ....ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
+from ....ir.ty import TensorType, TupleType
+from ....op.registry import OpPattern, get_column
+from .context import Buffer, KernelBuilder, leaves, tensor_type
+from .index import Index
+from .rules import llvm_rules
+from .types import PTR, VOID, Unsupported, dtype
+
+
+@dataclass
+class Lowered:
+    """A lowered kernel: the module and how to call its function."""
+
+    module: ir.Module
+    symbol: str
+    inputs: list[tuple[str, TensorType]]
+    constants: list[np.ndarray]
+    outputs: list[TensorType]
+    workspace_bytes: int
+    uses_status: bool
+    ops: list[str] = field(default_factory=list)
+    errors: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def ir(self) -> str:
+        return str(self.module)
+
+
+def _post_order(body: Expr) -> list[Expr]:
+    out: list[Expr] = []
+    seen: set = set()
+    stack: list[tuple[Expr, bool]] = [(body, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            out.append(node)
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        t = type(node)
+        if t is Call:
+            if type(node.op) is not Op:
+                raise Unsupported("a call of a function inside a primitive function")
+            children = node.args
+        elif t is Tuple:
+            children = node.fields
+        elif t is TupleGetItem:
+            children = (node.tuple_value,)
+        elif t in (Var, Constant):
+            children = ()
+        else:
+            raise Unsupported(f"a {t.__name__} inside a primitive function")
+        for c in reversed(children):
+            if c not in seen:
+                stack.append((c, False))
+    return out
+
+
+def _result_leaves(body: Expr) -> list[tuple[Expr, Optional[int]]]:
+    ty = body._checked_type
+    if isinstance(ty, TensorType):
+        return [(body, None)]
+    if not isinstance(ty, TupleType):
+        raise Unsupported(f"a primitive function returning {ty}")
+    if type(body) is Tuple:
+        out = []
+        for f in body.fields:
+            if not isinstance(f._checked_type, TensorType):
+                raise Unsupported("a nested tuple result")
+            out.append((f, None))
+        return out
+    if not all(isinstance(f, TensorType) for f in ty.fields):
+        raise Unsupported("a nested tuple result")
+    return [(body, i) for i in range(len(ty.fields))]
+
+
+def lower(func: Function, symbol: str) -> Lowered:
+    """Lower one typed primitive function (see the module docstring); raise
+    :class:`Unsupported` naming the op or construct that has no lowering."""
+    rules_col = llvm_rules()
+    body = func.body
+    nodes = _post_order(body)
+    params = set(func.params)
+    rules: dict[Call, Any] = {}
+    ops: list[str] = []
+    constants: list[Constant] = []
+    for n in nodes:
+        t = type(n)
+        if t is Var and n not in params:
+            raise Unsupported(f"free variable %{n.name_hint} in a primitive function")
+        if t is Constant:
+            tensor_type(n._checked_type, "a constant")
+            if n.data.ndim:
+                constants.append(n)
+        if t is Call:
+            name = n.op.name
+            ops.append(name)
+            r = rules_col.get(name)
+            if r is None:
+                raise Unsupported(f"no LLVM lowering for {name}", name)
+            leaves(n._checked_type)
+            for a in n.args:
+                leaves(a._checked_type)
+            reason = r.check(n) if r.check is not None else None
+            if reason:
+                raise Unsupported(f"{name}: {reason}", name)
+            rules[n] = r
+    out_leaves = _result_leaves(body)
+    in_types: list[tuple[str, TensorType]] = []
+    for p in func.params:
+        ls = leaves(p._checked_type)
+        if isinstance(p._checked_type, TupleType):
+            if any(isinstance(f, TupleType) for f in p._checked_type.fields):
+                raise Unsupported("a nested tuple parameter")
+            in_types += [(f"%{p.name_hint}.{i}", t) for i, t in enumerate(ls)]
+        else:
+            in_types.append((f"%{p.name_hint}", ls[0]))
+    out_types = [KernelBuilder.ttype(n, f) for n, f in out_leaves]
+
+    from ..jit import target_data_layout
+
+    module = ir.Module(name=symbol)
+    module.triple, module.data_layout = target_data_layout()
+    n_args = len(in_types) + len(constants) + len(out_types) + 2
+    fn = ir.Function(module, ir.FunctionType(VOID, [PTR] * n_args), symbol)
+    fn.attributes.add("nounwind")
+    for a in fn.args:
+        a.add_attribute("noalias")
+    materialized = {c for c, r in rules.items() if r.materialized(c)}
+    kb = KernelBuilder(module, fn, rules, materialized)
+    args = list(fn.args)
+    k = 0
+    for p in func.params:
+        count = len(leaves(p._checked_type))
+        kb.inputs[p] = args[k : k + count]
+        k += count
+    for c in constants:
+        kb.inputs[c] = [args[k]]
+        k += 1
+    out_bufs = [Buffer(args[k + i], t.shape, dtype(t.dtype)) for i, t in enumerate(out_types)]
+    kb.workspace, kb.status = args[-2], args[-1]
+
+    _emit(kb, body, nodes, rules, out_leaves, out_bufs)
+    kb.builder.ret_void()
+    return Lowered(
+        module, symbol, in_types, [c.data for c in constants], out_types, kb.workspace_bytes, kb.uses_status,
+        ops, dict(kb.errors),
+    )
+
+
+def _emit(kb: KernelBuilder, body, nodes, rules, out_leaves, out_bufs) -> None:
+    slots: dict[tuple, list[int]] = {}
+    for i, leaf in enumerate(out_leaves):
+        slots.setdefault(leaf, []).append(i)
+    done = [False] * len(out_leaves)
+    for node in nodes:
+        if node not in kb.materialized:
+            continue
+        r = rules[node]
+        ty = node._checked_type
+        fields = [None] if isinstance(ty, TensorType) else list(range(len(ty.fields)))
+        outs, epilogue = [], None
+        for f in fields:
+            hit = [i for i in slots.get((node, f), []) if not done[i]]
+            if hit:
+                outs.append(out_bufs[hit[0]])
+                done[hit[0]] = True
+            else:
+                outs.append(None)
+        if r.anchor and outs == [None] and _inplace_epilogue(kb, node, body, rules):
+            i = slots[(body, None)][0]
+            outs, done[i] = [out_bufs[i]], True
+            epilogue = _make_epilogue(kb, body, out_bufs[i])
+        outs = [o if o is not None else kb.scratch(kb.shape(node, f), kb.dt(node, f)) for o, f in zip(outs, fields)]
+        if r.kind == "index":  # an index rule computed whole: one loop per field
+            for f, buf in zip(fields, outs):
+                with kb.nest(buf.shape) as index:
+                    buf.store(kb.builder, index, r.fn(kb, node, index, f))
+        for f, buf in zip(fields, outs):
+            kb.buffers[(node, f)] = buf  # before a buffer rule runs: its epilogue reads it
+        if r.kind == "buffer":
+            r.fn(kb, node, outs, epilogue)
+    for i, (node, f) in enumerate(out_leaves):
+        if done[i]:
+            continue
+        buf = out_bufs[i]
+        with kb.nest(buf.shape, flat=_flat_ok(kb, node, f, rules)) as index:
+            v = kb.value(node, index) if f is None else kb.field_value(node, f, index)
+            buf.store(kb.builder, index, v)
+
+
+_ELEMENTWISE = (int(OpPattern.ELEMWISE), int(OpPattern.BROADCAST))
+
+
+def _inplace_epilogue(kb: KernelBuilder, anchor: Call, body: Expr, rules) -> bool:
+    """True if ``body`` depends on ``anchor`` only through elementwise ops of the output's
+    shape and dtype, so that the anchor may compute into the output and those ops rewrite
+    each element in place."""
+    if type(body) is not Call or body is anchor or not isinstance(body._checked_type, TensorType):
+        return False
+    if kb.shape(body) != kb.shape(anchor) or kb.dt(body) != kb.dt(anchor):
+        return False
+    patterns = get_column("TOpPattern")
+    depends: set = {anchor}
+    for node in _post_order(body):
+        if node is anchor or type(node) is not Call:
+            if type(node) in (Tuple, TupleGetItem) and any(c in depends for c in _children(node)):
+                return False
+            continue
+        if not any(a in depends for a in node.args):
+            continue
+        r = rules[node]
+        if r.kind != "index" or int(patterns.get(node.op.name, 8)) not in _ELEMENTWISE:
+            return False
+        if not isinstance(node._checked_type, TensorType) or kb.shape(node) != kb.shape(body):
+            return False
+        depends.add(node)
+    return body in depends
+
+
+def _children(node: Expr) -> tuple:
+    return node.fields if type(node) is Tuple else (node.tuple_value,)
+
+
+def _make_epilogue(kb: KernelBuilder, body: Expr, out: Buffer):
+    """``epilogue(builder, flat_start, count)`` of the anchor contract: recompute
+    ``out[flat_start : flat_start + count]`` as ``body`` (the anchor reads its own value)."""
+
+    def epilogue(builder: ir.IRBuilder, flat_start: ir.Value, count: ir.Value) -> None:
+        saved, kb.builder = kb.builder, builder
+        try:
+            with kb.loop(count, "ep") as j:
+                flat = builder.add(flat_start, j, flags=("nsw",))
+                index = Index(builder, out.shape, flat=flat)
+                out.store(builder, index, kb.value(body, index))
+        finally:
+            kb.builder = saved
+
+    return epilogue
+
+
+def _flat_ok(kb: KernelBuilder, node: Expr, field: Optional[int], rules) -> bool:
+    """True if computing ``node`` needs only flat offsets (no coordinates), so its loop
+    nest can be one flat loop."""
+    stack, seen = [(node, field)], set()
+    while stack:
+        n, f = stack.pop()
+        if (n, f) in seen:
+            continue
+        seen.add((n, f))
+        t = type(n)
+        if t in (Var, Constant) or (n, f) in kb.buffers:
+            continue
+        if t is TupleGetItem:
+            stack.append((n.tuple_value, n.index))
+        elif t is Tuple:
+            stack.append((n.fields[f], None))
+        elif t is Call:
+            r = rules[n]
+            if not r.flat or f is not None:
+                return False
+            own = int(np.prod(kb.shape(n)))
+            for a in n.args:
+                if not isinstance(a._checked_type, TensorType):
+                    return False
+                if int(np.prod(kb.shape(a))) not in (own, 1):
+                    return False
+                stack.append((a, None))
+        else:
+            return False
+    return True
+
+
+__all__ = ["Lowered", "lower"]

@@ -1,0 +1,66 @@
+"""The ``llvm`` column of the operator registry: how each op is lowered.
+
+Two kinds of rule, as in TVM's compute / schedule split:
+
+* ``index`` — ``fn(kb, call, index, field) -> value``: the element of the call's result at
+  ``index`` (``field`` selects the tuple field of a tuple-valued op).  Elementwise,
+  broadcasting and injective ops are index rules, so the consumer's loop computes them
+  inline: a fused chain is one loop with no intermediate tensors.
+* ``buffer`` — ``fn(kb, call, outs, epilogue)``: writes the whole result into ``outs``
+  (one :class:`Buffer` per tensor of the result) with loops of its own.  Reductions,
+  softmax, norms, pools and the anchors (dense, conv) are buffer rules; an anchor also
+  takes the ``epilogue`` of elementwise ops fused after it and applies it in place.
+
+``materialize(call)`` asks for an index rule's whole result to be computed into a buffer
+(``take`` in ``mode="fast"`` must check every index even where a consumer reads only a
+few).  ``flat=True`` marks index rules that read their operands at the *same flat offset* when
+the operand has the result's element count (elementwise ops, reshapes): a group made only
+of those runs as one flat loop, the form LLVM vectorizes best.  ``check(call)`` returns
+why a particular call cannot be lowered (a layout, a mode), or None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from ....op.registry import get_column, register_column
+
+COLUMN = "llvm"
+
+
+@dataclass(frozen=True)
+class LLVMRule:
+    """One op's lowering (see the module docstring)."""
+
+    kind: str
+    fn: Callable
+    check: Optional[Callable] = None
+    flat: bool = False
+    anchor: bool = False
+    materialize: Optional[Callable] = None
+
+    def materialized(self, call) -> bool:
+        return self.kind == "buffer" or (self.materialize is not None and bool(self.materialize(call)))
+
+
+def rule(*op_names: str, kind: str = "index", check=None, flat: bool = False, anchor: bool = False, materialize=None):
+    """Decorator registering ``fn`` as the ``llvm`` lowering of ``op_names``."""
+
+    def deco(fn: Callable) -> Callable:
+        for name in op_names:
+            register_column(COLUMN, name, LLVMRule(kind, fn, check, flat, anchor, materialize), override=True)
+        return fn
+
+    return deco
+
+
+def llvm_rules() -> dict:
+    """The ``llvm`` column (op name -> :class:`LLVMRule`), with every built-in rule loaded."""
+    from . import load_rules
+
+    load_rules()
+    return get_column(COLUMN)
+
+
+__all__ = ["COLUMN", "LLVMRule", "llvm_rules", "rule"]

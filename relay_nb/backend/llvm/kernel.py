@@ -1,0 +1,317 @@
+"""A compiled kernel: one primitive function, callable on numpy values, inspectable.
+
+A :class:`Kernel` is either *native* (its LLVM function is called through ctypes) or a
+*fallback* (its ops had no lowering: the function body is run by the interpreter with
+the numpy implementations, and ``reason`` says why).  Either way it is called the way the
+interpreter's primitive hook calls it, ``kernel(args) -> value``, and it keeps what a
+notebook wants to see: the Relay source, the LLVM IR before and after optimization, the
+assembly, the compile time, the accumulated run time and the number of calls.
+
+Safety: before the native call every argument is checked in Python — type, dtype, shape
+(an :class:`~relay_nb.errors.EvalError` naming the parameter and its expected type),
+contiguity and alignment (copied if needed; read-only arrays are fine, the kernel never
+writes its inputs) — and the memory the call needs is checked against the machine's
+memory, so a huge shape is an error message, not a dead kernel.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import html
+import math
+import os
+import threading
+import time
+from typing import Any, Optional
+
+import numpy as np
+
+from ...errors import EvalError
+from ...ir.expr import Function
+from ...ir.ty import TensorType, TupleType
+from .codegen.context import ALIGN as ALIGN_BYTES
+from .memory import empty as result_array
+
+
+def _type_text(ty: Any) -> str:
+    from ...syntax.printer import type_to_text
+
+    return type_to_text(ty)
+
+
+def memory_limit() -> int:
+    """Bytes one call may allocate: the machine's physical memory."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 1 << 40
+
+
+_LIMIT = memory_limit()
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+class Kernel:
+    """One primitive function, compiled (``native``) or falling back to numpy.
+
+    Examples
+    --------
+    >>> k = relay.build(mod).kernels[0]
+    >>> k.native, k.ops, k.compile_seconds
+    (True, ['exp', 'multiply'], 0.012)
+    >>> print(k.source)          # the Relay primitive function
+    >>> print(k.ir)              # LLVM IR as generated; k.optimized_ir, k.asm
+    >>> k([x])                   # call it as the interpreter does
+    """
+
+    def __init__(self, name: str, func: Function, ops: list[str]):
+        self.name = name
+        self.func = func
+        self.ops = ops
+        self.native = False
+        self.reason = ""
+        self.fallback_op = ""
+        self.ir = ""
+        self.optimized_ir = ""
+        self._asm: Optional[str] = None
+        self.compile_seconds = 0.0
+        self.run_seconds = 0.0
+        self.calls = 0
+        self._cfunc = None
+        self._params: list[tuple[str, TensorType]] = []
+        self._outputs: list[TensorType] = []
+        self._constants: list[np.ndarray] = []
+        self._workspace = 0
+        self._status = False
+        self._errors: dict[int, str] = {}
+        self._ret = func.ret_type if func.ret_type is not None else func.body._checked_type
+        self._source: Optional[str] = None
+        self._interp = None
+        self._bytes = 0
+        self._ws_lock = threading.Lock()
+        self._ws_buffer: Optional[np.ndarray] = None
+        self._in_specs: list = []
+        self._out_specs: list = []
+        self._const_addresses: list[int] = []
+        self._tuple_params = False
+        self._tuple_result = isinstance(self._ret, TupleType)
+
+    # -- construction ------------------------------------------------------------------------
+    @classmethod
+    def fallback(cls, name: str, func: Function, ops: list[str], reason: str, op: str = "") -> "Kernel":
+        k = cls(name, func, ops)
+        k.reason, k.fallback_op = reason, op
+        return k
+
+    def attach(self, lowered, compiled) -> None:
+        """Make this kernel native: the lowered signature and the compiled function."""
+        self.native = True
+        self.ir, self.optimized_ir = compiled.ir, compiled.optimized_ir
+        self._asm = compiled.asm or None
+        self.compile_seconds = compiled.compile_seconds
+        self._params = list(lowered.inputs)
+        self._outputs = list(lowered.outputs)
+        self._constants = [contiguous(c) for c in lowered.constants]
+        self._workspace = lowered.workspace_bytes
+        self._status = lowered.uses_status
+        self._errors = dict(lowered.errors)
+        n = len(self._params) + len(self._constants) + len(self._outputs) + 2
+        proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n))
+        self._cfunc = proto(compiled.address(lowered.symbol))
+        self._in_specs = [(name, t, np.dtype(_np_name(t.dtype)), tuple(t.shape)) for name, t in self._params]
+        self._const_addresses = [_address(c) for c in self._constants]
+        self._out_specs = []
+        for t in self._outputs:
+            dt = np.dtype(_np_name(t.dtype))
+            nbytes = math.prod(t.shape) * dt.itemsize
+            self._bytes += nbytes
+            self._out_specs.append((tuple(t.shape), dt))
+        self._bytes += self._workspace
+        self._tuple_params = any(isinstance(p._checked_type, TupleType) for p in self.func.params)
+        self._tuple_result = isinstance(self._ret, TupleType)
+
+    # -- inspection ----------------------------------------------------------------------------
+    @property
+    def source(self) -> str:
+        """The primitive function in Relay text."""
+        if self._source is None:
+            self._source = self.func.astext()
+        return self._source
+
+    @property
+    def asm(self) -> str:
+        """Host assembly (produced on first access: emitting it costs a third of a compile)."""
+        if self._asm is None:
+            if not self.native:
+                return ""
+            from .jit import assembly
+
+            self._asm = assembly(self.optimized_ir)
+        return self._asm
+
+    @property
+    def mean_run_seconds(self) -> float:
+        return self.run_seconds / self.calls if self.calls else 0.0
+
+    def summary(self) -> str:
+        how = "native" if self.native else f"fallback to numpy ({self.reason})"
+        return (
+            f"{self.name}: {', '.join(self.ops) or '(no ops)'} -- {how}; compile "
+            f"{self.compile_seconds * 1e3:.1f} ms, {self.calls} calls, run {self.run_seconds * 1e3:.3f} ms"
+        )
+
+    def __repr__(self) -> str:
+        return f"<Kernel {self.summary()}>"
+
+    def _repr_html_(self) -> str:
+        def section(title: str, text: str) -> str:
+            return f"<details><summary>{title}</summary><pre>{html.escape(text)}</pre></details>"
+
+        parts = [f"<div><b>{html.escape(self.name)}</b> &mdash; {html.escape(self.summary())}"]
+        parts.append(section("Relay", self.source))
+        if self.native:
+            parts.append(section("LLVM IR", self.ir))
+            parts.append(section("optimized LLVM IR", self.optimized_ir))
+            parts.append(section("assembly", self.asm))
+        parts.append("</div>")
+        return "".join(parts)
+
+    # -- calling -------------------------------------------------------------------------------
+    def __call__(self, args: list) -> Any:
+        start = time.perf_counter()
+        try:
+            return self._run_native(args) if self.native else self._run_fallback(args)
+        except MemoryError:
+            raise EvalError(f"kernel {self.name} ran out of memory") from None
+        finally:
+            self.run_seconds += time.perf_counter() - start
+            self.calls += 1
+
+    def _run_fallback(self, args: list) -> Any:
+        if self._interp is None:
+            from ...eval.interpreter import Interpreter
+            from ...eval.values import Closure
+
+            interp = Interpreter()
+            self._interp = (interp, Closure(self.func, {}, self.name, interp.call))
+        interp, closure = self._interp
+        return interp.call(closure, tuple(args))
+
+    def check_memory(self) -> None:
+        """An EvalError if one call's results and workspace exceed the machine's memory."""
+        if self._bytes > _LIMIT:
+            raise EvalError(
+                f"kernel {self.name} needs {_gib(self._bytes)} for its results, more than this "
+                f"machine's {_gib(_LIMIT)} of memory"
+            )
+
+    def _run_native(self, args: list) -> Any:
+        self.check_memory()
+        inputs = self.check_arguments(args)
+        addresses = [_address(a) for a in inputs]
+        addresses += self._const_addresses
+        outs = []
+        for shape, dt in self._out_specs:
+            o = result_array(shape, dt)
+            outs.append(o)
+            addresses.append(_address(o))
+        # The workspace is the kernel's own buffer, reused call after call (no page faults
+        # on a big im2col pack); a concurrent call gets a temporary one.
+        owned = self._workspace and self._ws_lock.acquire(blocking=False)
+        try:
+            if not self._workspace:
+                addresses.append(0)
+            else:
+                if not owned or self._ws_buffer is None:
+                    ws = np.empty(self._workspace + ALIGN_BYTES, np.uint8)
+                    if owned:
+                        self._ws_buffer = ws
+                else:
+                    ws = self._ws_buffer
+                base = _address(ws)
+                addresses.append(base + (-base % ALIGN_BYTES))
+            status = np.zeros(2, np.int64) if self._status else _NO_STATUS
+            addresses.append(_address(status))
+            self._cfunc(*addresses)
+        finally:
+            if owned:
+                self._ws_lock.release()
+        if self._status and status[0]:
+            raise EvalError(self._errors.get(int(status[0]), "kernel error {detail}").format(detail=int(status[1])))
+        return tuple(outs) if self._tuple_result else outs[0]
+
+    def check_arguments(self, args: list) -> list[np.ndarray]:
+        """The argument tensors in kernel order, checked against the parameter types:
+        an EvalError naming the parameter on a wrong type, dtype or shape; strided or
+        misaligned arrays are copied (the kernel reads contiguous row-major memory)."""
+        if len(args) != len(self.func.params):
+            raise EvalError(f"kernel {self.name} expects {len(self.func.params)} arguments, got {len(args)}")
+        flat: list[Any] = args
+        if self._tuple_params:
+            flat = []
+            for p, a in zip(self.func.params, args):
+                ty = p._checked_type
+                if isinstance(ty, TupleType):
+                    if not isinstance(a, tuple) or len(a) != len(ty.fields):
+                        raise EvalError(f"kernel {self.name}: %{p.name_hint} expects {_type_text(ty)}, got {_brief(a)}")
+                    flat.extend(a)
+                else:
+                    flat.append(a)
+        out = []
+        for (name, ty, want, shape), a in zip(self._in_specs, flat):
+            if type(a) is not np.ndarray:
+                if isinstance(a, (bool, int, float, np.generic)):
+                    a = np.asarray(a)
+                elif not isinstance(a, np.ndarray):
+                    raise EvalError(f"kernel {self.name}: {name} expects {_type_text(ty)}, got {_brief(a)}")
+            if a.dtype != want:
+                raise EvalError(f"kernel {self.name}: {name} expects {_type_text(ty)}, got an array of {a.dtype}")
+            if a.shape != shape:
+                raise EvalError(
+                    f"kernel {self.name}: {name} expects {_type_text(ty)}, got an array of shape {a.shape}"
+                )
+            out.append(contiguous(a))
+        return out
+
+_NO_STATUS = np.zeros(2, np.int64)
+
+
+def aligned_empty(shape: tuple, dtype: str) -> np.ndarray:
+    """An uninitialized array whose data starts on a 64-byte boundary (a cache line: the
+    plans' intermediate buffers)."""
+    dt = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dt.itemsize
+    raw = np.empty(nbytes + ALIGN_BYTES, np.uint8)
+    start = -raw.ctypes.data % ALIGN_BYTES
+    return raw[start : start + nbytes].view(dt).reshape(shape)
+
+
+def contiguous(a: np.ndarray) -> np.ndarray:
+    """``a`` itself if it is C-contiguous and aligned, else a row-major copy (a strided or
+    misaligned view: the kernels read contiguous memory).  Keeps 0-d arrays 0-d."""
+    flags = a.flags
+    if flags.c_contiguous and flags.aligned:
+        return a
+    return np.array(a, order="C", copy=True)
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _np_name(dtype: str) -> str:
+    return "bool" if dtype == "uint1" else dtype
+
+
+def _brief(value: Any) -> str:
+    if isinstance(value, tuple):
+        return f"a tuple of {len(value)}"
+    if isinstance(value, np.ndarray):
+        return f"an array of {value.dtype} {value.shape}"
+    return type(value).__name__
+
+
+__all__ = ["Kernel", "memory_limit"]

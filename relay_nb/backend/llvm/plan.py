@@ -1,0 +1,305 @@
+"""A function whose body is pure dataflow, run as a flat list of kernel calls.
+
+After FuseOps, a typical model's ``@main`` is nothing but calls of primitive functions
+wired by tuples and projections.  For such a function the JIT needs no interpreter: the
+body becomes a :class:`Plan` — one step per call, each tensor a numbered slot — and
+running it is a loop over the steps calling the compiled functions directly:
+
+* every intermediate tensor lives in a buffer allocated once, on the first call, and
+  reused by later calls; buffers whose lifetimes do not overlap share memory (a greedy
+  interval assignment by size), so a deep network runs in a few activations' worth of
+  memory and never page-faults on fresh allocations;
+* the function's results are fresh arrays each call (the caller keeps them);
+* kernels that fell back to numpy run as Python steps in the same list.
+
+Types guarantee that every step's inputs match its kernel's parameters, so only the
+function's own arguments are checked (by the executor, then made contiguous here).
+Anything else in the body — ``let``-bound closures, ``if``, ``match``, references, calls
+of globals — means no plan: the interpreter runs the function instead.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from ...errors import EvalError
+from ...ir.expr import Call, Constant, Expr, Function, Let, Tuple, TupleGetItem, Var
+from ...ir.ty import TensorType, TupleType
+from .codegen.context import ALIGN
+from .kernel import _LIMIT, Kernel, _address, _gib, _np_name, aligned_empty, contiguous
+from .memory import empty as result_array
+
+
+class _Step:
+    __slots__ = ("kernel", "ins", "outs", "in_tree", "workspace", "status")
+
+    def __init__(self, kernel: Kernel, ins: list[int], outs: list[int], in_tree: list):
+        self.kernel, self.ins, self.outs, self.in_tree = kernel, ins, outs, in_tree
+        self.workspace: Optional[tuple] = None  # (buffer, aligned address)
+        self.status: Optional[np.ndarray] = None
+
+
+class Plan:
+    """The steps of one function (see the module docstring); call it with its arguments."""
+
+    def __init__(self) -> None:
+        self.steps: list[_Step] = []
+        self.slot_types: list[TensorType] = []
+        self.params: list[list[int]] = []  # per parameter: its leaf slots
+        self.constants: dict[int, np.ndarray] = {}
+        self.result: Any = None  # a slot, or a (nested) tuple of slots
+        self.intermediate: list[int] = []
+        self._buffers: Optional[list] = None
+        self._addresses: list[int] = []
+        self._results: frozenset = frozenset()
+        self._lock = threading.Lock()
+
+    # -- construction ------------------------------------------------------------------------
+    @classmethod
+    def build(cls, func: Function, kernel_of: Callable[[Function], Optional[Kernel]]) -> Optional["Plan"]:
+        """The plan of ``func``, or None if its body is not pure dataflow of primitive calls."""
+        plan = cls()
+        values: dict[Expr, Any] = {}
+        for p in func.params:
+            tree = plan._new_slots(p._checked_type)
+            if tree is None:
+                return None
+            values[p] = tree
+            plan.params.append(_leaves(tree))
+        try:
+            plan.result = plan._compile(func.body, values, kernel_of)
+        except _NoPlan:
+            return None
+        produced = {s for step in plan.steps for s in step.outs}
+        results = set(_leaves(plan.result))
+        plan.intermediate = [s for s in sorted(produced) if s not in results]
+        return plan
+
+    def _new_slots(self, ty: Any) -> Any:
+        if isinstance(ty, TensorType):
+            if not isinstance(ty.shape, tuple) or not all(type(d) is int for d in ty.shape):
+                return None
+            self.slot_types.append(ty)
+            return len(self.slot_types) - 1
+        if isinstance(ty, TupleType):
+            fields = [self._new_slots(f) for f in ty.fields]
+            return None if any(f is None for f in fields) else tuple(fields)
+        return None
+
+    def _compile(self, body: Expr, values: dict, kernel_of) -> Any:
+        """Slots of ``body``'s value, appending a step per primitive call (iteratively:
+        state 0 visits the children, 1 evaluates the node; a let binds in state 1 and
+        takes its body's value in state 2)."""
+        stack = [(body, 0)]
+        while stack:
+            node, state = stack.pop()
+            if node in values:
+                continue
+            t = type(node)
+            if t is Let:
+                if state == 0:
+                    stack += [(node, 1), (node.value, 0)]
+                elif state == 1:
+                    values[node.var] = _resolve(values, node.value)
+                    stack += [(node, 2), (node.body, 0)]
+                else:
+                    values[node] = _resolve(values, node.body)
+                continue
+            if state == 0:
+                stack.append((node, 1))
+                stack += [(c, 0) for c in reversed(_children(node)) if c not in values]
+                continue
+            if t is Constant:
+                tree = self._new_slots(node._checked_type)
+                if not isinstance(tree, int):
+                    raise _NoPlan
+                self.constants[tree] = _constant_array(node)
+                values[node] = tree
+            elif t is Tuple:
+                values[node] = tuple(_resolve(values, f) for f in node.fields)
+            elif t is TupleGetItem:
+                tree = _resolve(values, node.tuple_value)
+                if not isinstance(tree, tuple):
+                    raise _NoPlan
+                values[node] = tree[node.index]
+            elif t is Call and type(node.op) is Function and node.op.is_primitive:
+                kernel = kernel_of(node.op)
+                if kernel is None:
+                    raise _NoPlan
+                in_tree = [_resolve(values, a) for a in node.args]
+                out_tree = self._new_slots(node._checked_type)
+                if out_tree is None:
+                    raise _NoPlan
+                self.steps.append(_Step(kernel, [s for a in in_tree for s in _leaves(a)], _leaves(out_tree), in_tree))
+                values[node] = out_tree
+            else:
+                raise _NoPlan
+        return _resolve(values, body)
+
+    # -- memory -------------------------------------------------------------------------------
+    def _allocate(self) -> list:
+        """Intermediate buffers: a slot's buffer is reused once its last reader has run."""
+        last_use: dict[int, int] = {}
+        for k, step in enumerate(self.steps):
+            for s in step.ins:
+                last_use[s] = k
+        born = {s: k for k, step in enumerate(self.steps) for s in step.outs}
+        free: dict[int, list[np.ndarray]] = {}
+        buffers: list = [None] * len(self.slot_types)
+        dying: dict[int, list[int]] = {}
+        for s in self.intermediate:
+            dying.setdefault(last_use.get(s, born[s]), []).append(s)
+        total = 0
+        for k, step in enumerate(self.steps):
+            for s in step.outs:
+                if s not in self.intermediate:
+                    continue
+                ty = self.slot_types[s]
+                dt = np.dtype(_np_name(ty.dtype))
+                nbytes = int(np.prod(ty.shape, dtype=np.int64)) * dt.itemsize
+                pool = free.get(nbytes)
+                raw = pool.pop() if pool else None
+                if raw is None:
+                    total += nbytes
+                    if total > _LIMIT:
+                        raise EvalError(f"the intermediate results need {_gib(total)}, more than this machine's {_gib(_LIMIT)}")
+                    raw = aligned_empty((nbytes,), "uint8")
+                buffers[s] = (raw, raw[:nbytes].view(dt).reshape(ty.shape))
+            for s in dying.get(k, ()):
+                raw = buffers[s][0]
+                free.setdefault(raw.size, []).append(raw)
+        for step in self.steps:
+            k = step.kernel
+            if k.native:
+                if k._workspace:  # each step's workspace, allocated once like the buffers
+                    ws = np.empty(k._workspace + ALIGN, np.uint8)
+                    base = _address(ws)
+                    step.workspace = (ws, base + (-base % ALIGN))
+                step.status = np.zeros(2, np.int64) if k._status else None
+        return [b[1] if b is not None else None for b in buffers]
+
+    # -- running --------------------------------------------------------------------------------
+    def __call__(self, args: tuple) -> Any:
+        with self._lock:  # the intermediate buffers are shared by calls
+            if self._buffers is None:
+                buffers = self._allocate()
+                for s, a in self.constants.items():
+                    buffers[s] = a
+                self._buffers = buffers
+                self._addresses = [0 if a is None else _address(a) for a in buffers]
+                self._results = frozenset(_leaves(self.result))
+            arrays: list[Any] = list(self._buffers)
+            addr: list[int] = list(self._addresses)
+            for slots, value in zip(self.params, args):
+                leaves = _flatten(value)
+                if len(leaves) != len(slots):
+                    raise EvalError("an argument does not match its parameter's tuple type")
+                for s, a in zip(slots, leaves):
+                    a = contiguous(a)
+                    arrays[s], addr[s] = a, _address(a)
+            for step in self.steps:
+                self._run_step(step, arrays, addr, self._results)
+            return _build(self.result, arrays)
+
+    def _run_step(self, step: _Step, arrays: list, addr: list, results: set) -> None:
+        kernel = step.kernel
+        start = time.perf_counter()
+        try:
+            if not kernel.native:
+                value = kernel._run_fallback([_build(t, arrays) for t in step.in_tree])
+                for s, a in zip(step.outs, _flatten(value)):
+                    a = contiguous(a)  # a later native step reads it row-major
+                    arrays[s], addr[s] = a, _address(a)
+                return
+            kernel.check_memory()
+            for s in step.outs:
+                if s in results or arrays[s] is None:
+                    ty = self.slot_types[s]
+                    a = result_array(ty.shape, _np_name(ty.dtype))
+                    arrays[s], addr[s] = a, _address(a)
+            call = [addr[s] for s in step.ins] + kernel._const_addresses + [addr[s] for s in step.outs]
+            call.append(step.workspace[1] if step.workspace else 0)
+            status = step.status
+            if status is not None:
+                status[0] = 0
+                call.append(_address(status))
+            else:
+                call.append(_address(_NO_STATUS))
+            kernel._cfunc(*call)
+            if status is not None and status[0]:
+                raise EvalError(kernel._errors.get(int(status[0]), "kernel error {detail}").format(detail=int(status[1])))
+        finally:
+            kernel.run_seconds += time.perf_counter() - start
+            kernel.calls += 1
+
+
+class _NoPlan(Exception):
+    pass
+
+
+_NO_STATUS = np.zeros(2, np.int64)
+
+
+def _children(node: Expr) -> tuple:
+    t = type(node)
+    if t is Call:
+        return node.args
+    if t is Tuple:
+        return node.fields
+    if t is TupleGetItem:
+        return (node.tuple_value,)
+    if t in (Var, Constant):
+        return ()
+    raise _NoPlan
+
+
+def _resolve(values: dict, node: Expr) -> Any:
+    v = values.get(node)
+    if v is None:
+        raise _NoPlan
+    return v
+
+
+def _leaves(tree: Any) -> list[int]:
+    out, stack = [], [tree]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, tuple):
+            stack.extend(reversed(t))
+        else:
+            out.append(t)
+    return out
+
+
+def _flatten(value: Any) -> list:
+    out, stack = [], [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, tuple):
+            stack.extend(reversed(v))
+        else:
+            out.append(np.asarray(v))
+    return out
+
+
+def _build(tree: Any, arrays: list) -> Any:
+    if isinstance(tree, tuple):
+        return tuple(_build(t, arrays) for t in tree)
+    return arrays[tree]
+
+
+def _constant_array(c: Constant) -> np.ndarray:
+    from ...op.impl._util import convert
+
+    ty = c._checked_type
+    data = c.data
+    if isinstance(ty, TensorType) and isinstance(ty.dtype, str) and ty.dtype != str(data.dtype):
+        data = convert(data, ty.dtype)
+    return contiguous(np.asarray(data))
+
+
+__all__ = ["Plan"]

@@ -1,0 +1,186 @@
+"""The expression graph a view draws: each node's children with their roles, a post
+order, and the scope (cluster) each node is placed in.
+
+Scopes are the places a value can be computed in: a function body, an ``if`` branch, a
+``match`` clause (seed 004, "Let Binding and Scopes").  Scope 0 is the drawing itself.
+A node is placed in the innermost scope enclosing all of its uses, the rule ToANormalForm
+uses to bind it — so a value used only in one branch sits in that branch's cluster and a
+value shared by both branches sits outside.  A function node is drawn inside its own
+body's cluster (its parameters too), so a closure reads as one box.
+
+Everything here is iterative: 100,000-node programs are fine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ir.expr import (
+    Call,
+    Expr,
+    Function,
+    If,
+    Let,
+    Match,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+)
+from ..ir.functor import pattern_vars
+
+# (child, role, index, sub): ``sub`` is the parent's sub-scope the child is used in
+# (-1: the parent's own scope).  Roles "param" and "bind" are binders: they place a
+# variable but are not drawn as edges.
+Child = tuple[Expr, str, int, int]
+
+# Deeper scopes than this are drawn inside their ancestor (dot gets slow and the
+# picture unreadable long before).
+MAX_CLUSTER_DEPTH = 24
+MAX_CLUSTERS = 400
+
+
+def children(node: Expr) -> list[Child]:
+    """The sub-expressions of ``node`` with their roles, in evaluation order."""
+    if isinstance(node, Call):
+        out: list[Child] = [(a, "arg", i, -1) for i, a in enumerate(node.args)]
+        out.append((node.op, "callee", 0, -1))
+        return out
+    if isinstance(node, Let):
+        return [(node.var, "var", 0, -1), (node.value, "value", 0, -1), (node.body, "body", 0, -1)]
+    if isinstance(node, Tuple):
+        return [(f, "field", i, -1) for i, f in enumerate(node.fields)]
+    if isinstance(node, TupleGetItem):
+        return [(node.tuple_value, "tuple", node.index, -1)]
+    if isinstance(node, Function):
+        # The body first: a post order then reaches each parameter at its first use, so
+        # a drawing cut after N nodes shows the first layers, not a list of parameters.
+        out = [(node.body, "body", 0, 0)]
+        out.extend((p, "param", i, 0) for i, p in enumerate(node.params))
+        return out
+    if isinstance(node, If):
+        return [
+            (node.cond, "cond", 0, -1),
+            (node.true_branch, "then", 0, 0),
+            (node.false_branch, "else", 0, 1),
+        ]
+    if isinstance(node, Match):
+        out = [(node.data, "data", 0, -1)]
+        for k, clause in enumerate(node.clauses):
+            out.extend((v, "bind", k, k) for v in pattern_vars(clause.lhs))
+            out.append((clause.rhs, "clause", k, k))
+        return out
+    if isinstance(node, RefCreate):
+        return [(node.value, "value", 0, -1)]
+    if isinstance(node, RefRead):
+        return [(node.ref, "ref", 0, -1)]
+    if isinstance(node, RefWrite):
+        return [(node.ref, "ref", 0, -1), (node.value, "value", 0, -1)]
+    return []
+
+
+def n_subscopes(node: Expr) -> int:
+    if isinstance(node, Function):
+        return 1
+    if isinstance(node, If):
+        return 2
+    if isinstance(node, Match):
+        return len(node.clauses)
+    return 0
+
+
+@dataclass
+class Scope:
+    """A cluster: the sub-scope ``index`` of ``owner`` (None for the drawing itself)."""
+
+    parent: int
+    depth: int
+    owner: Any = None
+    index: int = 0
+
+
+@dataclass
+class Walk:
+    """The result of :func:`walk`."""
+
+    order: list[Expr]  # post order: children before parents
+    kids: dict[Expr, list[Child]]
+    users: dict[Expr, list[tuple[Expr, str, int]]]  # child -> (parent, role, index)
+    scopes: list[Scope] = field(default_factory=list)
+    scope_of: dict[Expr, int] = field(default_factory=dict)  # where the node is drawn
+    subs: dict[Expr, tuple[int, ...]] = field(default_factory=dict)
+
+
+def walk(roots: list[Expr]) -> Walk:
+    """Post order of everything reachable from ``roots`` (each node once), with users."""
+    order: list[Expr] = []
+    kids: dict[Expr, list[Child]] = {}
+    users: dict[Expr, list[tuple[Expr, str, int]]] = {}
+    for root in roots:
+        if root in kids:
+            continue
+        stack: list[tuple[Expr, bool]] = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if node in kids:
+                continue
+            ks = children(node)
+            kids[node] = ks
+            users.setdefault(node, [])
+            stack.append((node, True))
+            for child, role, index, _ in ks:
+                users.setdefault(child, []).append((node, role, index))
+            for child, _, _, _ in reversed(ks):
+                if child not in kids:
+                    stack.append((child, False))
+    result = Walk(order, kids, users)
+    _place(result, roots)
+    return result
+
+
+def _lca(scopes: list[Scope], a: int, b: int) -> int:
+    while scopes[a].depth > scopes[b].depth:
+        a = scopes[a].parent
+    while scopes[b].depth > scopes[a].depth:
+        b = scopes[b].parent
+    while a != b:
+        a, b = scopes[a].parent, scopes[b].parent
+    return a
+
+
+def _place(w: Walk, roots: list[Expr]) -> None:
+    """Assign scopes in reverse post order (every node after all of its users)."""
+    scopes = w.scopes
+    scopes.append(Scope(parent=-1, depth=0))
+    scope_of = w.scope_of  # first: where the node's uses are; then: where it is drawn
+    for root in roots:
+        scope_of.setdefault(root, 0)
+    for node in reversed(w.order):
+        s = scope_of.setdefault(node, 0)
+        n = n_subscopes(node)
+        if n:
+            if scopes[s].depth >= MAX_CLUSTER_DEPTH or len(scopes) + n > MAX_CLUSTERS:
+                subs = (s,) * n
+            else:
+                subs = []
+                for k in range(n):
+                    scopes.append(Scope(parent=s, depth=scopes[s].depth + 1, owner=node, index=k))
+                    subs.append(len(scopes) - 1)
+                subs = tuple(subs)
+            w.subs[node] = subs
+            if isinstance(node, Function):
+                s = scope_of[node] = subs[0]
+        else:
+            subs = ()
+        for child, _role, _index, sub in w.kids[node]:
+            target = subs[sub] if sub >= 0 else s
+            old = scope_of.get(child)
+            scope_of[child] = target if old is None or old == target else _lca(scopes, old, target)
+
+
+__all__ = ["Child", "Scope", "Walk", "children", "walk"]

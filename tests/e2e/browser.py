@@ -1,0 +1,50 @@
+"""Debian's Chromium, driven by Playwright for Python.
+
+Playwright's own browser downloads do not work on a closed network, so the test uses the
+system Chromium (``/usr/bin/chromium``), installed when missing by
+``scripts/ensure_browser.sh``.  Without the background-networking flags Chromium's own
+connections (updates, sync, field trials) are refused here and slow the page down.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Optional
+
+ROOT = Path(__file__).resolve().parents[2]
+ENSURE = ROOT / "scripts" / "ensure_browser.sh"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def ensure_browser(timeout: float = 900.0) -> Optional[str]:
+    """Run ``scripts/ensure_browser.sh``; None when Chromium and Playwright are usable,
+    else the reason they are not (the script's last words)."""
+    try:
+        done = subprocess.run(
+            ["bash", str(ENSURE)], capture_output=True, text=True, timeout=timeout
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{ENSURE.name} could not run: {exc}"
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        return lines[-1] if lines else f"{ENSURE.name} exited with {done.returncode}"
+    return None
+
+
+def launch(playwright, timeout_ms: float = 60_000):
+    """A headless Chromium browser from the system install."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, timeout=timeout_ms)
+
+
+__all__ = ["ARGS", "CHROMIUM", "ensure_browser", "launch"]

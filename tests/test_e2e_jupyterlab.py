@@ -1,0 +1,165 @@
+"""End to end in a real JupyterLab, driven by headless Chromium (issue 6 §5).
+
+A JupyterLab server (random port and token, a temporary root holding a copy of the
+tutorials) serves tutorial 02; Playwright opens it, runs every cell through the menu,
+checks that the DAG and ANF drawings are in the page, then steps the pass stepper with
+its "next" button to the step flagged red and checks that the diff view changed.
+Screenshots go to build/e2e/.  The test skips only when Chromium cannot be installed
+(scripts/ensure_browser.sh failed); everything else is a failure.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from e2e.browser import ensure_browser, launch
+from e2e.lab import NOTEBOOK, error_outputs, open_notebook, run_all_cells, wait_until_executed
+from e2e.server import start_lab
+
+ROOT = Path(__file__).resolve().parents[1]
+TUTORIALS = ROOT / "tutorials"
+OUT = ROOT / "build" / "e2e"
+NOTEBOOK_NAME = "02_dataflow_vs_anf.ipynb"
+FLAGGED_PASS = "NaiveCSE"  # the deliberately wrong pass at the end of tutorial 02
+
+
+@pytest.fixture(scope="module")
+def browser():
+    reason = ensure_browser()
+    if reason is not None:
+        pytest.skip(f"Chromium cannot be installed here ({reason})")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def _tutorial_root(tmp_path: Path) -> Path:
+    root = tmp_path / "tutorials"
+    root.mkdir()
+    for path in [*TUTORIALS.glob("[0-9][0-9]_*.ipynb"), TUTORIALS / "checks.py"]:
+        shutil.copy(path, root / path.name)
+    return root
+
+
+def _rgb(css: str) -> tuple[int, int, int]:
+    found = re.findall(r"\d+", css)
+    assert len(found) >= 3, css
+    r, g, b = (int(v) for v in found[:3])
+    return r, g, b
+
+
+def _current_step(stepper) -> tuple[int, str, str]:
+    row = stepper.locator("tr.relay-step-current")
+    return (
+        int(row.get_attribute("data-step")),
+        row.get_attribute("class") or "",
+        row.locator("td.relay-pass").inner_text().strip(),
+    )
+
+
+def test_tutorial_02_runs_in_jupyterlab_and_the_stepper_reaches_the_flagged_pass(browser, tmp_path):
+    start = time.perf_counter()
+    OUT.mkdir(parents=True, exist_ok=True)
+    server = start_lab(_tutorial_root(tmp_path), tmp_path / "lab")
+    context = None
+    try:
+        context = browser.new_context(viewport={"width": 1400, "height": 1500})
+        page = context.new_page()
+        page.set_default_timeout(120_000)
+        open_notebook(page, server.url(f"/lab/tree/{NOTEBOOK_NAME}"))
+        tries = run_all_cells(page)
+        state = wait_until_executed(page, timeout_s=600)
+        errors = error_outputs(page)
+        page.screenshot(path=str(OUT / "02_after_run_all.png"))
+        assert not errors, errors[0][:2000]
+        assert state["total"] > 10 and state["done"] == state["total"], (state, server.log_tail())
+        print(f"Run All Cells: {tries} tries; cells: {state}")
+
+        # The DAG and the ANF, side by side: two SVGs in each comparison output.
+        comparisons = page.locator(f"{NOTEBOOK} .relay-nb-compare")
+        comparisons.nth(2).wait_for()
+        assert comparisons.count() == 3
+        first = comparisons.first
+        svgs = first.locator("svg")
+        assert svgs.count() == 2
+        dag, anf = svgs.nth(0), svgs.nth(1)
+        assert dag.locator("g.node").count() >= 3 and anf.locator("g.node").count() >= 3
+        assert "shared: used 2×" in dag.inner_html()  # %1 = log(%x) drawn once, used twice
+        assert "%x1 = log(%x)" in anf.text_content()  # the let binding of the same node
+        assert dag.bounding_box()["width"] > 50 and anf.bounding_box()["width"] > 50
+        first.scroll_into_view_if_needed()
+        first.screenshot(path=str(OUT / "02_compare_dag_anf.png"))
+
+        # The stepper: click "next" until the flagged step.
+        stepper = page.locator(f"{NOTEBOOK} .relay-stepper")
+        stepper.locator("tr.relay-step-current").wait_for()  # the widget view renders after the kernel is idle
+        assert stepper.count() == 1
+        stepper.scroll_into_view_if_needed()
+        diff = stepper.locator(".relay-stepper-diff")
+        next_button = stepper.locator("button.relay-stepper-next")
+        index, classes, name = _current_step(stepper)
+        assert index == 0 and "relay-step-flagged" not in classes
+        first_diff = diff.inner_html()
+        stepper.screenshot(path=str(OUT / "02_stepper_first_step.png"))
+        rows = stepper.locator("tr[data-step]").count()
+        clicks = 0
+        while "relay-step-flagged" not in classes:
+            assert clicks < rows, f"no flagged step after {clicks} clicks of next"
+            next_button.click()
+            clicks += 1
+            page.wait_for_function(
+                "([el, i]) => { const r = el.querySelector('tr.relay-step-current');"
+                " return r && r.getAttribute('data-step') !== String(i); }",
+                arg=[stepper.element_handle(), index],
+            )
+            index, classes, name = _current_step(stepper)
+        assert name == FLAGGED_PASS and clicks == index
+
+        flagged_diff = diff.inner_html()
+        assert flagged_diff != first_diff
+        assert re.search(r"relay-diff-(chg-new|ins|del)", flagged_diff)  # the pass's change is marked
+        header = stepper.locator(".relay-stepper-header").inner_text()
+        assert "result differs from the original" in header
+        row = stepper.locator("tr.relay-step-current.relay-step-flagged td.relay-pass")
+        r, g, b = _rgb(row.evaluate("el => getComputedStyle(el).color"))
+        assert r > 150 and g < 110 and b < 110, f"flagged step is not drawn red: rgb({r}, {g}, {b})"
+        stepper.screenshot(path=str(OUT / "02_stepper_flagged_step.png"))
+
+        # The graph tab: before/after drawings (anywidget views), nodes inspectable.
+        stepper.locator(".lm-TabBar-tab", has_text="graph").click()
+        inspectors = stepper.locator(".relay-gi")
+        inspectors.nth(1).locator(".relay-gi-graph svg").wait_for()
+        assert inspectors.count() == 2
+        after = inspectors.nth(1)
+        merged = after.locator("g.relay-gi-node", has_text="used 3×")  # log(%x) took log(%y)'s uses
+        assert merged.count() == 1
+        merged.hover()
+        kind = after.locator(".relay-gi-info td.relay-gi-kind")
+        kind.wait_for()
+        assert "shared: 3 uses" in kind.inner_text()
+        merged.click()  # selects the node's line in the text view
+        after.locator(".relay-gi-line-selected").first.wait_for()
+        assert "log(%x)" in after.locator(".relay-gi-line-selected").first.inner_text()
+        stepper.screenshot(path=str(OUT / "02_stepper_graph_tab.png"))
+        page.screenshot(path=str(OUT / "02_page_flagged.png"), full_page=True)
+    except BaseException:
+        if context is not None and context.pages:
+            context.pages[0].screenshot(path=str(OUT / "02_failure.png"))
+        print(f"jupyter lab log:\n{server.log_tail(60)}")
+        raise
+    finally:
+        if context is not None:
+            context.close()
+        server.stop()
+        seconds = time.perf_counter() - start
+        (OUT / "duration.txt").write_text(f"test_e2e_jupyterlab: {seconds:.1f} s\n", encoding="utf-8")
+        print(f"e2e JupyterLab test: {seconds:.1f} s; screenshots in {OUT}")
