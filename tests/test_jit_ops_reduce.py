@@ -62,7 +62,8 @@ def test_arg_reductions_pick_the_first_or_last_index_and_treat_nan_as_extreme(op
     last = data.draw(st.booleans())
     rng = _rng(data)
     x = random_array(rng, shape, dtype, special=True)
-    x = (x % 3).astype(dtype) if dtype != "float32" else np.where(np.isfinite(x), np.round(x) % 3, x).astype(dtype)
+    with np.errstate(invalid="ignore"):  # np.where evaluates % 3 on the infinities too
+        x = (x % 3).astype(dtype) if dtype != "float32" else np.where(np.isfinite(x), np.round(x) % 3, x).astype(dtype)
     check(f"def @main(%x: {tensor(shape, dtype)}) {{ {op}(%x, {attrs}, select_last_index={last}) }}", x)
 
 

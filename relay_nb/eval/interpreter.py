@@ -65,6 +65,7 @@ from ..ir.module import IRModule
 from ..ir.ty import TensorType
 from .codegen import MAX_LINES, Codegen, Unsupported, analyze
 from .errstate import enter_ignore, exit_ignore
+from .gcstate import enter_relaxed_gc, exit_relaxed_gc
 from .scalar_ops import scalar_op
 from .values import Closure, ConstructorValue, RefValue, format_value, to_api
 
@@ -147,7 +148,18 @@ def _as_array(value: Any) -> Any:
 
 def trampoline(gen: Any) -> Any:
     """Run activation generators to completion: a yielded generator is a call (pushed), a
-    returned generator a tail call (replaces the frame), a returned value a return."""
+    returned generator a tail call (replaces the frame), a returned value a return.
+
+    Only deep evaluations get here (short calls run as direct Python calls), and they are
+    the ones that build big data: the collector is relaxed while they run (gcstate)."""
+    enter_relaxed_gc()
+    try:
+        return _trampoline(gen)
+    finally:
+        exit_relaxed_gc()
+
+
+def _trampoline(gen: Any) -> Any:
     stack: list = []
     push, pop = stack.append, stack.pop
     send = _GEN.send
