@@ -1,4 +1,6 @@
-"""``import relay_nb`` works with only the runtime dependencies (numpy, lark, llvmlite)."""
+"""``import relay_nb`` works with only the core runtime dependencies (numpy, lark, llvmlite):
+parsing, typing, printing and running need nothing else (``graphviz``, the fourth runtime
+dependency, is imported only by ``relay.viz``)."""
 
 from __future__ import annotations
 

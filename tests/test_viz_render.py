@@ -148,6 +148,46 @@ def test_big_graphs_render_in_a_child_process_with_a_timeout(monkeypatch):
         render_mod._render_cached.cache_clear()
 
 
+ENGINE_CASES = [
+    pytest.param("pygraphviz", marks=pytest.mark.skipif(
+        not render_mod._has_pygraphviz(), reason="pygraphviz not installed")),
+    pytest.param("graphviz-pure", marks=pytest.mark.skipif(
+        render_mod._graphviz_pure() is None, reason="graphviz-pure not installed")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ENGINE_CASES)
+def test_every_installed_engine_draws_every_node_and_cluster(engine):
+    for name in ("seed004_if_scope", "all_node_kinds"):
+        g = build_graph(CASES[name](), mode="anf")
+        svg = render_dot(g.dot, engine=engine)
+        assert sorted(svg_ids(svg, "node")) == sorted(g.nodes), (name, engine)
+        assert sorted(svg_ids(svg, "cluster")) == sorted(g.clusters), (name, engine)
+
+
+@pytest.mark.parametrize("engine", ENGINE_CASES)
+def test_labels_are_drawn_as_written(engine):
+    """Quotes, backslashes and ``<...>`` in a label are literal text; newlines break lines."""
+    from relay_nb.viz.dotwriter import Drawing, write_dot
+
+    label = 'say "hi" \\n <lambda>\nnext line'
+    d = Drawing(nodes=[("a", {"id": "a", "label": label}, None)])
+    svg = render_dot(write_dot(d), engine=engine)
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    assert texts == ["say &quot;hi&quot; \\n &lt;lambda&gt;", "next line"]
+
+
+def test_without_pygraphviz_graphviz_pure_is_the_fallback(monkeypatch):
+    monkeypatch.setattr(render_mod.shutil, "which", lambda name: None)
+    monkeypatch.setattr(render_mod, "_has_pygraphviz", lambda: False)
+    monkeypatch.setattr(render_mod, "_graphviz_pure", lambda: "/opt/graphviz-pure")
+    assert available_engine() == "graphviz-pure"
+    monkeypatch.setattr(render_mod, "_has_pygraphviz", lambda: True)
+    assert available_engine() == "pygraphviz"
+    monkeypatch.setattr(render_mod.shutil, "which", lambda name: f"/usr/bin/{name}")
+    assert available_engine() == "dot"  # a system Graphviz is preferred
+
+
 def test_bad_dot_is_a_relay_error():
     if available_engine() is None:
         pytest.skip("no Graphviz renderer")
@@ -163,6 +203,7 @@ def test_unknown_engine():
 def test_without_a_renderer_the_error_says_what_to_install(monkeypatch):
     monkeypatch.setattr(render_mod.shutil, "which", lambda name: None)
     monkeypatch.setattr(render_mod, "_has_pygraphviz", lambda: False)
+    monkeypatch.setattr(render_mod, "_graphviz_pure", lambda: None)
     render_mod._render_cached.cache_clear()
     try:
         with pytest.raises(RelayError, match="pip install pygraphviz"):
@@ -180,14 +221,17 @@ def test_without_a_renderer_the_error_says_what_to_install(monkeypatch):
 
 
 def test_import_relay_nb_imports_no_graphviz_or_jupyter():
+    """``import relay_nb`` loads no drawing or Jupyter package; ``to_dot`` needs only the
+    pure-Python ``graphviz`` DOT builder (a runtime dependency), no renderer or Jupyter."""
     import subprocess
 
+    watched = "('pygraphviz', 'graphviz', 'IPython', 'ipywidgets')"
     code = (
         "import sys, relay_nb as relay\n"
+        f"print(sorted(m for m in {watched} if m in sys.modules))\n"
         "dot = relay.viz.to_dot(relay.parse_expr('fn (%x: float32) { log(%x) }'))\n"
-        "assert 'label=\"log' in dot\n"
-        "print(sorted(m for m in ('pygraphviz', 'graphviz', 'IPython', 'ipywidgets')"
-        " if m in sys.modules))\n"
+        "assert 'label=\"log' in dot, dot\n"
+        f"print(sorted(m for m in {watched} if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert out.stdout.split("\n")[:2] == ["[]", "['graphviz']"]

@@ -1,15 +1,18 @@
-"""Serialize a drawing (nodes, nested clusters, edges) as DOT text.
+"""Serialize a drawing (nodes, nested clusters, edges) as DOT text with the ``graphviz``
+package.
 
-Kept apart from the graph logic so the text layout (attribute order, indentation, the
-fast-layout settings) is one small, deterministic function: DOT output is compared
-against golden files.
+Kept apart from the graph logic so the text layout (attribute order, the fast-layout
+settings) is one small, deterministic function: DOT output is compared against golden
+files.  ``graphviz`` does the quoting; we only turn our plain-text labels into DOT escape
+strings first (a backslash stays a backslash, a newline becomes a line break) and mark
+them as not-HTML, so a label such as ``<lambda>`` is drawn as written.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .style import attr_list, quote
+import graphviz
 
 # Layout settings. dot spends its time in network simplex (ranking and positioning) and
 # in crossing minimisation; on big graphs we bound both and draw straight edges.
@@ -44,45 +47,55 @@ class Drawing:
     edges: list[tuple[str, str, dict]] = field(default_factory=list)
 
 
+def escape(value: object) -> str:
+    """``value`` as a DOT escString for ``graphviz`` to quote: literal backslashes,
+    newlines as ``\\n`` line breaks, never an HTML label."""
+    text = str(value).replace("\\", "\\\\")
+    text = text.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\n")
+    return graphviz.nohtml(text)
+
+
+def _escaped(attrs: dict) -> dict:
+    return {k: escape(v) for k, v in attrs.items()}
+
+
 def write_dot(d: Drawing) -> str:
-    """The DOT text of ``d``: clusters nested as their parents say, in insertion order."""
+    """The DOT text of ``d``: clusters nested as their parents say, in insertion order,
+    each cluster's own nodes before its sub-clusters."""
     graph_attrs = {"id": d.graph_id, **BASE_GRAPH}
     if d.fast:
         graph_attrs.update(FAST_GRAPH)
     if d.label:
         graph_attrs.update(label=d.label, labelloc="t")
-    out = ["digraph relay {"]
-    out.extend(f"  {k}={quote(v)};" for k, v in graph_attrs.items())
-    out.append("  node" + attr_list(NODE_DEFAULTS) + ";")
-    out.append("  edge" + attr_list(EDGE_DEFAULTS) + ";")
-
-    members: dict[str | None, list[tuple[str, dict]]] = {}
+    root = graphviz.Digraph(
+        "relay",
+        graph_attr=_escaped(graph_attrs),
+        node_attr=_escaped(NODE_DEFAULTS),
+        edge_attr=_escaped(EDGE_DEFAULTS),
+    )
+    graphs: dict[str | None, graphviz.Digraph] = {None: root}
+    children: dict[str | None, list[str]] = {}
+    for cid, (parent, attrs) in d.clusters.items():
+        graphs[cid] = graphviz.Digraph(escape("cluster_" + cid), graph_attr=_escaped(attrs))
+        children.setdefault(parent, []).append(cid)
     for node_id, attrs, cluster in d.nodes:
-        members.setdefault(cluster, []).append((node_id, attrs))
-    subclusters: dict[str | None, list[str]] = {}
-    for cid, (parent, _) in d.clusters.items():
-        subclusters.setdefault(parent, []).append(cid)
+        graphs[cluster].node(escape(node_id), **_escaped(attrs))
 
-    # Explicit stack: clusters may nest deeply (closures in branches in closures ...).
-    stack: list[tuple[str | None, int, bool]] = [(None, 1, False)]
+    # Clusters may nest deeply (closures in branches in closures ...): no recursion.
+    # In reversed pre-order every cluster's children are complete before it takes them.
+    preorder: list[str | None] = []
+    stack: list[str | None] = [None]
     while stack:
-        cid, depth, closing = stack.pop()
-        pad = "  " * depth
-        if closing:
-            out.append("  " * (depth - 1) + "}")
-            continue
-        if cid is not None:
-            out.append("  " * (depth - 1) + f"subgraph {quote('cluster_' + cid)} {{")
-            out.extend(f"{pad}{k}={quote(v)};" for k, v in d.clusters[cid][1].items())
-            stack.append((cid, depth, True))
-        for node_id, attrs in members.get(cid, ()):
-            out.append(f"{pad}{quote(node_id)}{attr_list(attrs)};")
-        for sub in reversed(subclusters.get(cid, ())):
-            stack.append((sub, depth + 1, False))
+        cid = stack.pop()
+        preorder.append(cid)
+        stack.extend(reversed(children.get(cid, ())))
+    for cid in reversed(preorder):
+        for child in children.get(cid, ()):
+            graphs[cid].subgraph(graphs[child])
+
     for tail, head, attrs in d.edges:
-        out.append(f"  {quote(tail)} -> {quote(head)}{attr_list(attrs)};")
-    out.append("}")
-    return "\n".join(out) + "\n"
+        root.edge(escape(tail), escape(head), **_escaped(attrs))
+    return root.source
 
 
-__all__ = ["Drawing", "write_dot"]
+__all__ = ["Drawing", "escape", "write_dot"]

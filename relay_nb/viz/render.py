@@ -5,7 +5,9 @@ Renderers, in order of preference (``engine=None``):
 1. ``"dot"`` — a system Graphviz ``dot`` on PATH, run as a subprocess with a timeout;
 2. ``"pygraphviz"`` — the pygraphviz wheel, which bundles Graphviz: small graphs are laid
    out in-process (no process start-up, what the pass stepper needs), big ones in a child
-   Python process so the timeout holds there too (in-process C code cannot be stopped).
+   Python process so the timeout holds there too (in-process C code cannot be stopped);
+3. ``"graphviz-pure"`` — the graphviz-pure wheel's command (a self-contained port of
+   ``dot``), run as a subprocess: what works where pygraphviz's bundled library does not.
 
 Without either, a :class:`~relay_nb.errors.RelayError` says what to install.  Results are
 cached by DOT text, so re-displaying a view costs nothing.
@@ -17,23 +19,25 @@ import contextlib
 import functools
 import html
 import io
+import os
 import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import warnings
 from collections.abc import Collection
 from typing import Any, Optional
 
 from ..errors import RelayError
 
-ENGINES = ("dot", "pygraphviz")
+ENGINES = ("dot", "pygraphviz", "graphviz-pure")
 DEFAULT_TIMEOUT = 60.0
-# Above this many DOT statements, pygraphviz runs in a child process (timeout-bounded).
+# Above this many DOT lines (statements), pygraphviz runs in a child process (timeout-bounded).
 INPROCESS_LIMIT = 1500
 _INSTALL_HINT = (
     "install the pygraphviz wheel (pip install pygraphviz, or pip install 'relay_nb[notebook]'), "
-    "which bundles Graphviz, or put Graphviz's `dot` on PATH"
+    "which bundles Graphviz, or pip install graphviz-pure, or put Graphviz's `dot` on PATH"
 )
 _CHILD = (
     "import sys, pygraphviz\n"
@@ -63,8 +67,8 @@ def render(
     mode, highlight, show_types, max_nodes
         As for :func:`relay_nb.viz.build_graph` (ignored for a Graph or DOT text).
     engine
-        ``None`` (a system ``dot`` if there is one, else pygraphviz), ``"dot"`` or
-        ``"pygraphviz"``.
+        ``None`` (a system ``dot`` if there is one, else pygraphviz, else graphviz-pure),
+        or one of ``"dot"``, ``"pygraphviz"``, ``"graphviz-pure"``.
     timeout
         Seconds the layout may take before a RelayError says so.
 
@@ -81,7 +85,8 @@ def render(
 def render_dot(dot: str, engine: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT) -> str:
     """SVG of DOT text ``dot`` (cached)."""
     if engine is not None and engine not in ENGINES:
-        raise RelayError(f"unknown render engine {engine!r}: use None, 'dot' or 'pygraphviz'")
+        choices = ", ".join(repr(e) for e in ENGINES)
+        raise RelayError(f"unknown render engine {engine!r}: use None or one of {choices}")
     return _render_cached(dot, engine or _default_engine(), float(timeout))
 
 
@@ -133,7 +138,16 @@ def _default_engine() -> str:
         return "dot"
     if _has_pygraphviz():
         return "pygraphviz"
+    if _graphviz_pure():
+        return "graphviz-pure"
     raise RelayError("cannot draw the graph: no Graphviz renderer found; " + _INSTALL_HINT)
+
+
+def _graphviz_pure() -> Optional[str]:
+    """The graphviz-pure program: on PATH, or beside this Python (a venv that a notebook
+    server runs without activating it)."""
+    beside = os.path.join(sysconfig.get_path("scripts"), "graphviz-pure")
+    return shutil.which("graphviz-pure") or (beside if os.access(beside, os.X_OK) else None)
 
 
 @functools.lru_cache(maxsize=1)
@@ -151,9 +165,14 @@ def _render_cached(dot: str, engine: str, timeout: float) -> str:
         if not shutil.which("dot"):
             raise RelayError("engine='dot' needs Graphviz's `dot` on PATH; or " + _INSTALL_HINT)
         return _run([shutil.which("dot") or "dot", "-Tsvg"], dot, timeout, "dot")
+    if engine == "graphviz-pure":
+        program = _graphviz_pure()
+        if not program:
+            raise RelayError("engine='graphviz-pure' needs its wheel; " + _INSTALL_HINT)
+        return _run([program, "-Tsvg"], dot, timeout, "graphviz-pure")
     if not _has_pygraphviz():
         raise RelayError("engine='pygraphviz' needs the pygraphviz package; " + _INSTALL_HINT)
-    if dot.count(";") > INPROCESS_LIMIT:
+    if dot.count("\n") > INPROCESS_LIMIT:
         return _run([sys.executable, "-c", _CHILD], dot, timeout, "pygraphviz")
     import pygraphviz
 
@@ -182,7 +201,8 @@ def _run(cmd: list[str], dot: str, timeout: float, name: str) -> str:
         raise RelayError(f"cannot run Graphviz ({name}): {exc}") from None
     if proc.returncode != 0 or not proc.stdout:
         message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        detail = "; ".join(m for m in message if "Fontconfig" not in m)[:500]
+        noise = ("Fontconfig", "width of")  # font warnings, not the reason it failed
+        detail = "; ".join(m for m in message if not any(n in m for n in noise))[:500]
         raise RelayError(f"Graphviz ({name}) could not draw this graph: {detail or 'no output'}")
     return proc.stdout.decode("utf-8")
 
