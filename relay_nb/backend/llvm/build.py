@@ -140,7 +140,8 @@ class BuiltModule:
         return fn
 
     def __call__(self, *args: Any) -> Any:
-        return self["main"](*args)
+        main = self._functions.get("main") or self["main"]
+        return main(*args)
 
     def report(self) -> BuildReport:
         """Which ops ran natively, which fell back to numpy, and the kernels' times."""

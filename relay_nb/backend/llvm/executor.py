@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+import numpy as np
+
 from ...errors import EvalError
 from ...eval.executor import Executor, convert_argument
 from ...eval.interpreter import DEFAULT_MAX_DEPTH, Interpreter
@@ -79,6 +81,19 @@ def has_tensor_ops(mod: IRModule) -> bool:
                 if any(not (isinstance(t, TensorType) and t.shape == ()) for t in types):
                     return True
     return False
+
+
+def _exact_spec(ty: Any) -> Optional[tuple]:
+    """(shape, numpy dtype) of a static tensor type: an ndarray matching both exactly is
+    what :func:`convert_argument` would accept unchanged, so the call skips it."""
+    if not isinstance(ty, TensorType) or not isinstance(ty.dtype, str) or not isinstance(ty.shape, tuple):
+        return None
+    if not all(type(d) is int for d in ty.shape):
+        return None
+    try:
+        return tuple(ty.shape), np.dtype(ty.dtype)
+    except TypeError:
+        return None
 
 
 def is_scalar_function(func: Function) -> bool:
@@ -159,16 +174,25 @@ class JITExecutor(Executor):
         if plan is None:
             return super()._wrap(interp, func, name, typed)
         param_types = [p._checked_type for p in func.params]
+        # (shape, dtype) per parameter, or a shape no array has: arguments that are ndarrays
+        # of exactly these are what convert_argument would return unchanged
+        exact = [_exact_spec(t) or ((-1,), None) for t in param_types]
+
+        def convert(args: tuple) -> tuple:
+            return tuple(
+                convert_argument(a, t, f"{name} argument {i} (%{p.name_hint})")
+                for i, (a, t, p) in enumerate(zip(args, param_types, func.params))
+            )
 
         def run(*args: Any) -> Any:
             if len(args) != len(param_types):
                 raise EvalError(f"{name} expects {len(param_types)} arguments, got {len(args)}")
-            converted = tuple(
-                convert_argument(a, t, f"{name} argument {i} (%{p.name_hint})")
-                for i, (a, t, p) in enumerate(zip(args, param_types, func.params))
-            )
+            for a, (shape, dt) in zip(args, exact):
+                if type(a) is not np.ndarray or a.shape != shape or a.dtype != dt:
+                    args = convert(args)
+                    break
             try:
-                return plan(converted)
+                return plan(args)
             except MemoryError:
                 raise EvalError(f"{name} ran out of memory") from None
 

@@ -29,7 +29,9 @@ import numpy as np
 from ...errors import EvalError
 from ...ir.expr import Function
 from ...ir.ty import TensorType, TupleType
+from .address import address as _address
 from .codegen.context import ALIGN as ALIGN_BYTES
+from .memory import MIN_BYTES
 from .memory import empty as result_array
 
 
@@ -124,11 +126,12 @@ class Kernel:
         self._in_specs = [(name, t, np.dtype(_np_name(t.dtype)), tuple(t.shape)) for name, t in self._params]
         self._const_addresses = [_address(c) for c in self._constants]
         self._out_specs = []
-        for t in self._outputs:
+        for t, peeled in zip(self._outputs, lowered.peeled):
             dt = np.dtype(_np_name(t.dtype))
             nbytes = math.prod(t.shape) * dt.itemsize
             self._bytes += nbytes
-            self._out_specs.append((tuple(t.shape), dt))
+            source = _phase_source(self._in_specs, nbytes) if peeled else -1
+            self._out_specs.append((tuple(t.shape), dt, nbytes, source))
         self._bytes += self._workspace
         self._tuple_params = any(isinstance(p._checked_type, TupleType) for p in self.func.params)
         self._tuple_result = isinstance(self._ret, TupleType)
@@ -214,8 +217,11 @@ class Kernel:
         addresses = [_address(a) for a in inputs]
         addresses += self._const_addresses
         outs = []
-        for shape, dt in self._out_specs:
-            o = result_array(shape, dt)
+        for shape, dt, nbytes, source in self._out_specs:
+            if nbytes < MIN_BYTES:
+                o = np.empty(shape, dt)
+            else:  # the phase of an input of its size (see memory.empty)
+                o = result_array(shape, dt, nbytes, addresses[source] % ALIGN_BYTES if source >= 0 else 0)
             outs.append(o)
             addresses.append(_address(o))
         # The workspace is the kernel's own buffer, reused call after call (no page faults
@@ -289,6 +295,15 @@ def aligned_empty(shape: tuple, dtype: str) -> np.ndarray:
     return raw[start : start + nbytes].view(dt).reshape(shape)
 
 
+def _phase_source(in_specs: list, nbytes: int) -> int:
+    """The index of the first input of ``nbytes`` bytes, or -1: a large result whose loop
+    peels to alignment takes its phase (address mod 64), so that the peel aligns both."""
+    for i, (_, _, dt, shape) in enumerate(in_specs):
+        if math.prod(shape) * dt.itemsize == nbytes:
+            return i
+    return -1
+
+
 def contiguous(a: np.ndarray) -> np.ndarray:
     """``a`` itself if it is C-contiguous and aligned, else a row-major copy (a strided or
     misaligned view: the kernels read contiguous memory).  Keeps 0-d arrays 0-d."""
@@ -296,10 +311,6 @@ def contiguous(a: np.ndarray) -> np.ndarray:
     if flags.c_contiguous and flags.aligned:
         return a
     return np.array(a, order="C", copy=True)
-
-
-def _address(a: np.ndarray) -> int:
-    return a.__array_interface__["data"][0]
 
 
 def _np_name(dtype: str) -> str:

@@ -10,8 +10,10 @@ it, results are ordinary new arrays.  Small results are always ``np.empty``.
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
+from typing import Optional
 
 import numpy as np
 
@@ -47,28 +49,35 @@ def _unreferenced_count() -> int:
 _FREE = _unreferenced_count()
 
 
-def _view(raw: np.ndarray, shape: tuple, dtype: np.dtype, nbytes: int) -> np.ndarray:
-    start = -raw.ctypes.data % ALIGN
+def _view(raw: np.ndarray, shape: tuple, dtype: np.dtype, nbytes: int, phase: int) -> np.ndarray:
+    start = (phase - raw.ctypes.data) % ALIGN
     return raw[start : start + nbytes].view(dtype).reshape(shape)
 
 
-def empty(shape: tuple, dtype) -> np.ndarray:
-    """An uninitialized C-contiguous array, 64-byte aligned when it is large."""
+def empty(shape: tuple, dtype, nbytes: Optional[int] = None, phase: int = 0) -> np.ndarray:
+    """An uninitialized C-contiguous array; a large one starts ``phase`` bytes past a 64-byte
+    boundary (``phase`` a multiple of the item size).
+
+    A kernel peels its first elements until the output is on a cache line (see
+    :mod:`.codegen.lower`); an input with the same phase is then aligned too, so giving a
+    result its input's phase keeps every vector load and store off the cache-line
+    boundary.  ``nbytes``, when the caller knows it, saves recomputing the size."""
     global _pooled
-    dt = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    if nbytes is None:
+        nbytes = math.prod(shape) * np.dtype(dtype).itemsize
     if nbytes < MIN_BYTES:
-        return np.empty(shape, dt)
+        return np.empty(shape, dtype)
+    dt = np.dtype(dtype)
     with _lock:
         bucket = _pool.setdefault(nbytes, [])
         for raw in bucket:
             if sys.getrefcount(raw) <= _FREE:
-                return _view(raw, shape, dt, nbytes)
+                return _view(raw, shape, dt, nbytes, phase)
         raw = np.empty(nbytes + ALIGN, np.uint8)
         if _pooled + raw.size <= POOL_BYTES:
             bucket.append(raw)
             _pooled += raw.size
-        return _view(raw, shape, dt, nbytes)
+        return _view(raw, shape, dt, nbytes, phase)
 
 
 def pooled_bytes() -> int:

@@ -20,6 +20,8 @@ of globals — means no plan: the interpreter runs the function instead.
 
 from __future__ import annotations
 
+import math
+import operator
 import threading
 import time
 from typing import Any, Callable, Optional
@@ -31,16 +33,19 @@ from ...ir.expr import Call, Constant, Expr, Function, Let, Tuple, TupleGetItem,
 from ...ir.ty import TensorType, TupleType
 from .codegen.context import ALIGN
 from .kernel import _LIMIT, Kernel, _address, _gib, _np_name, aligned_empty, contiguous
+from .memory import MIN_BYTES
 from .memory import empty as result_array
 
 
 class _Step:
-    __slots__ = ("kernel", "ins", "outs", "in_tree", "workspace", "status")
+    __slots__ = ("kernel", "ins", "outs", "in_tree", "workspace", "status", "fresh", "args")
 
     def __init__(self, kernel: Kernel, ins: list[int], outs: list[int], in_tree: list):
         self.kernel, self.ins, self.outs, self.in_tree = kernel, ins, outs, in_tree
         self.workspace: Optional[tuple] = None  # (buffer, aligned address)
         self.status: Optional[np.ndarray] = None
+        self.fresh: list[tuple] = []  # (slot, shape, dtype, nbytes, phase source slot) of outputs made per call
+        self.args: Callable[[list], tuple] = tuple  # slot addresses -> the kernel's arguments
 
 
 class Plan:
@@ -183,18 +188,51 @@ class Plan:
         return [b[1] if b is not None else None for b in buffers]
 
     # -- running --------------------------------------------------------------------------------
+    def _prepare(self) -> None:
+        """First call: the buffers, their addresses, and per step what is static about a call
+        (which outputs get fresh arrays, with their size; the constants' and workspace's
+        addresses), so that later calls do no more than they must."""
+        buffers = self._allocate()
+        for s, a in self.constants.items():
+            buffers[s] = a
+        addresses = [0 if a is None else _address(a) for a in buffers]
+        self._results = frozenset(_leaves(self.result))
+        for step in self.steps:
+            step.fresh = []
+            k = step.kernel
+            for j, s in enumerate(step.outs):
+                if s in self._results or buffers[s] is None:
+                    ty = self.slot_types[s]
+                    dt = np.dtype(_np_name(ty.dtype))
+                    # the input whose phase a peeled result takes (see Kernel._out_specs)
+                    source = k._out_specs[j][3] if k.native else -1
+                    step.fresh.append((s, tuple(ty.shape), dt, math.prod(ty.shape) * dt.itemsize, step.ins[source] if source >= 0 else -1))
+            if k.native:
+                k.check_memory()
+                # the call's arguments, picked from the slot addresses by one itemgetter: the
+                # constants', workspace's and status's addresses get slots of their own
+                ws = step.workspace[1] if step.workspace else 0
+                fixed = k._const_addresses + [ws, _address(step.status if step.status is not None else _NO_STATUS)]
+                start = len(addresses)
+                addresses += fixed
+                extra = list(range(start, start + len(fixed)))
+                n_const = len(k._const_addresses)
+                step.args = operator.itemgetter(*step.ins, *extra[:n_const], *step.outs, *extra[n_const:])
+        self._addresses = addresses
+        self._buffers = buffers
+
     def __call__(self, args: tuple) -> Any:
         with self._lock:  # the intermediate buffers are shared by calls
             if self._buffers is None:
-                buffers = self._allocate()
-                for s, a in self.constants.items():
-                    buffers[s] = a
-                self._buffers = buffers
-                self._addresses = [0 if a is None else _address(a) for a in buffers]
-                self._results = frozenset(_leaves(self.result))
+                self._prepare()
             arrays: list[Any] = list(self._buffers)
             addr: list[int] = list(self._addresses)
             for slots, value in zip(self.params, args):
+                if type(value) is np.ndarray and len(slots) == 1:  # the common case, inline
+                    flags = value.flags
+                    a = value if flags.c_contiguous and flags.aligned else contiguous(value)
+                    arrays[slots[0]], addr[slots[0]] = a, _address(a)
+                    continue
                 leaves = _flatten(value)
                 if len(leaves) != len(slots):
                     raise EvalError("an argument does not match its parameter's tuple type")
@@ -202,10 +240,10 @@ class Plan:
                     a = contiguous(a)
                     arrays[s], addr[s] = a, _address(a)
             for step in self.steps:
-                self._run_step(step, arrays, addr, self._results)
+                self._run_step(step, arrays, addr)
             return _build(self.result, arrays)
 
-    def _run_step(self, step: _Step, arrays: list, addr: list, results: set) -> None:
+    def _run_step(self, step: _Step, arrays: list, addr: list) -> None:
         kernel = step.kernel
         start = time.perf_counter()
         try:
@@ -215,21 +253,16 @@ class Plan:
                     a = contiguous(a)  # a later native step reads it row-major
                     arrays[s], addr[s] = a, _address(a)
                 return
-            kernel.check_memory()
-            for s in step.outs:
-                if s in results or arrays[s] is None:
-                    ty = self.slot_types[s]
-                    a = result_array(ty.shape, _np_name(ty.dtype))
-                    arrays[s], addr[s] = a, _address(a)
-            call = [addr[s] for s in step.ins] + kernel._const_addresses + [addr[s] for s in step.outs]
-            call.append(step.workspace[1] if step.workspace else 0)
+            for s, shape, dt, nbytes, source in step.fresh:
+                if nbytes < MIN_BYTES:
+                    a = np.empty(shape, dt)
+                else:  # the phase of an input of its size (see memory.empty)
+                    a = result_array(shape, dt, nbytes, addr[source] % ALIGN if source >= 0 else 0)
+                arrays[s], addr[s] = a, _address(a)
             status = step.status
             if status is not None:
                 status[0] = 0
-                call.append(_address(status))
-            else:
-                call.append(_address(_NO_STATUS))
-            kernel._cfunc(*call)
+            kernel._cfunc(*step.args(addr))
             if status is not None and status[0]:
                 raise EvalError(kernel._errors.get(int(status[0]), "kernel error {detail}").format(detail=int(status[1])))
         finally:

@@ -89,6 +89,7 @@ class KernelBuilder:
         self.workspace_bytes = 0
         self.uses_status = False
         self.errors: dict[int, str] = {}  # status code -> message template ({detail})
+        self.peeled: set[int] = set()  # results whose loop peels to the output's cache line
         self._blocks = 0
 
     # -- types ------------------------------------------------------------------------------
@@ -240,8 +241,10 @@ class KernelBuilder:
         return self.func.append_basic_block(f"{name}{self._blocks}")
 
     @contextmanager
-    def loop(self, count: Any, name: str = "i", start: Any = 0) -> Iterator[ir.Value]:
-        """``for i in range(start, count)`` (i64); the body is emitted inside the ``with``."""
+    def loop(self, count: Any, name: str = "i", start: Any = 0, interleave: int = 0) -> Iterator[ir.Value]:
+        """``for i in range(start, count)`` (i64); the body is emitted inside the ``with``.
+        ``interleave``: ask the loop vectorizer for that many vectors per trip (else its own
+        choice)."""
         b = self.builder
         if isinstance(count, int) and isinstance(start, int):
             if count - start <= 0:
@@ -269,8 +272,19 @@ class KernelBuilder:
         yield i
         nxt = b.add(i, i64(1), flags=("nsw",))
         i.add_incoming(nxt, b.block)
-        b.branch(head)
+        back = b.branch(head)
+        if interleave:
+            back.set_metadata("llvm.loop", self._loop_hint("llvm.loop.interleave.count", interleave))
         b.position_at_end(after)
+
+    def _loop_hint(self, key: str, value: int) -> ir.MDValue:
+        """A fresh loop ID ``!N = !{!N, !{key, i32 value}}`` (a loop ID refers to itself)."""
+        m = self.module
+        hint = m.add_metadata([ir.MetaDataString(m, key), ir.Constant(ir.IntType(32), value)])
+        self._blocks += 1
+        node = m.add_metadata([ir.MetaDataString(m, f"relay_nb.loop.{self._blocks}"), hint])
+        node.operands = (node, hint)
+        return node
 
     @contextmanager
     def nest(self, shape: Sequence[int], flat: bool = False) -> Iterator[Index]:

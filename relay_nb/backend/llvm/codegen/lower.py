@@ -30,10 +30,10 @@ from llvmlite import ir
 from ....ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
 from ....ir.ty import TensorType, TupleType
 from ....op.registry import OpPattern, get_column
-from .context import Buffer, KernelBuilder, leaves, tensor_type
+from .context import ALIGN, Buffer, KernelBuilder, leaves, tensor_type
 from .index import Index
 from .rules import llvm_rules
-from .types import PTR, VOID, Unsupported, dtype
+from .types import I64, PTR, VOID, Unsupported, dtype, i64
 
 
 @dataclass
@@ -49,6 +49,7 @@ class Lowered:
     uses_status: bool
     ops: list[str] = field(default_factory=list)
     errors: dict[int, str] = field(default_factory=dict)
+    peeled: list[bool] = field(default_factory=list)  # per output: its loop peels to alignment (PEEL_BYTES)
 
     @property
     def ir(self) -> str:
@@ -175,7 +176,7 @@ def lower(func: Function, symbol: str) -> Lowered:
     kb.builder.ret_void()
     return Lowered(
         module, symbol, in_types, [c.data for c in constants], out_types, kb.workspace_bytes, kb.uses_status,
-        ops, dict(kb.errors),
+        ops, dict(kb.errors), [i in kb.peeled for i in range(len(out_types))],
     )
 
 
@@ -215,9 +216,44 @@ def _emit(kb: KernelBuilder, body, nodes, rules, out_leaves, out_bufs) -> None:
         if done[i]:
             continue
         buf = out_bufs[i]
-        with kb.nest(buf.shape, flat=_flat_ok(kb, node, f, rules)) as index:
-            v = kb.value(node, index) if f is None else kb.field_value(node, f, index)
-            buf.store(kb.builder, index, v)
+        flat = _flat_ok(kb, node, f, rules)
+        if flat and buf.size * buf.dt.itemsize >= PEEL_BYTES:
+            _peeled_loop(kb, node, f, buf)
+            kb.peeled.add(i)
+            continue
+        with kb.nest(buf.shape, flat=flat) as index:
+            buf.store(kb.builder, index, _element(kb, node, f, index))
+
+
+PEEL_BYTES = 1 << 20
+"""Flat result loops from this size up first peel elements until the output pointer is on
+a cache line.  Results this large come from :func:`..memory.empty`, which gives them the
+phase of an input of their size (only these: other results stay 64-byte aligned), so
+after the peel that input's vector loads are aligned too: a 64-byte load across two cache
+lines costs two, and a 10M-float chain measured 9% faster with aligned streams."""
+
+
+BIG_LOOP_INTERLEAVE = 4
+"""Vectors per trip of a peeled loop with AVX-512 (LLVM picks 1 there): a GELU's chain of
+~25 dependent vector ops (exp's Horner, a division) then has four independent chains to
+overlap; measured 11% faster on 10M floats.  With 16 registers (AVX2) LLVM's own choice
+stands: four copies of such a body would spill."""
+
+
+def _peeled_loop(kb: KernelBuilder, node: Expr, f: Optional[int], buf: Buffer) -> None:
+    from .math import has_avx512
+
+    b = kb.builder
+    misalign = b.and_(b.sub(i64(0), b.ptrtoint(buf.ptr, I64)), i64(ALIGN - 1))
+    peel = b.lshr(misalign, i64(buf.dt.itemsize.bit_length() - 1))  # bytes -> elements
+    interleave = BIG_LOOP_INTERLEAVE if has_avx512() else 0
+    for start, stop, name, hint in ((0, peel, "peel", 0), (peel, buf.size, "f", interleave)):
+        with kb.loop(stop, name, start=start, interleave=hint) as i:
+            buf.store_flat(b, i, _element(kb, node, f, Index(b, buf.shape, flat=i)))
+
+
+def _element(kb: KernelBuilder, node: Expr, f: Optional[int], index: Index) -> ir.Value:
+    return kb.value(node, index) if f is None else kb.field_value(node, f, index)
 
 
 _ELEMENTWISE = (int(OpPattern.ELEMWISE), int(OpPattern.BROADCAST))

@@ -11,6 +11,7 @@ rarer functions call the C library (``exp``, ``sinf``...), exactly what numpy ca
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 from llvmlite import ir
@@ -20,7 +21,9 @@ from .types import F32, I32, DType, Unsupported
 _LOG2E = 1.44269504088896341
 _LN2_HI, _LN2_LO = 0.693359375, -2.12194440e-4
 
-_EXP_P = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1)
+# e^r = 1 + r + r^2 P(r) on |r| <= ln2/2, P of degree 4: a relative-error minimax fit (3e-9,
+# 0.05 ulp) of one degree less than Cephes' P, one FMA fewer per element
+_EXP_P = (1.3814535923e-3, 8.3687454462e-3, 4.1668392718e-2, 1.6666521132e-1, 4.9999994040e-1)
 _LOG_P = (
     7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
     -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1,
@@ -63,30 +66,57 @@ def _isnan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     return b.fcmp_unordered("uno", x, x)
 
 
-def _pow2(b: ir.IRBuilder, n: ir.Value) -> ir.Value:
-    """2**n as a float32, for i32 ``n`` in the normal exponent range."""
-    return b.bitcast(b.shl(b.add(n, ir.Constant(I32, 127)), ir.Constant(I32, 23)), F32)
+_ROUND = 12583166.0  # 1.5 * 2**23 + 254: adding it rounds to an integer n, bits = 0x4B400000 + 254 + n
 
 
-def exp32(kb, x: ir.Value) -> ir.Value:
+def exp32(kb, x: ir.Value, upper: bool = True) -> ir.Value:
     """Cephes ``expf``: x = n ln2 + r, |r| <= ln2/2, e^r by a degree-7 polynomial, times 2^n
-    applied in two halves so that denormal results round once and overflow gives inf."""
+    rounded once, so that denormal results are right and overflow gives inf.
+
+    n comes from the round-to-integer trick (``x log2e + 1.5 2^23`` in one FMA), not from
+    ``rint`` and ``fptosi``: the sum's bits hold ``n + 254`` (see :func:`_times_pow2`),
+    and a NaN flows through as a NaN (no poison to guard, so no select).  Elementwise
+    chains on big arrays are bound by vector throughput here, not memory (the same
+    ns/element at 1 MB as at 40 MB), so every op saved counts: this form takes 5-8 fewer
+    per element than the rint one.  ``upper=False``: the caller knows x <= 0 (no clamp
+    at the top)."""
     b = kb.builder
-    nan = _isnan(b, x)
+    # selects whose false arm is x: a NaN stays NaN
     xc = b.select(b.fcmp_ordered("<", x, c32(-104.0)), c32(-104.0), x)
-    xc = b.select(b.fcmp_ordered(">", xc, c32(89.0)), c32(89.0), xc)
-    # A NaN stays NaN through the clamps; its fptosi below is poison, but only the arm of
-    # the final select that a NaN never takes depends on it.
-    n = kb.call("llvm.rint.f32", F32, b.fmul(xc, c32(_LOG2E)))
+    if upper:
+        xc = b.select(b.fcmp_ordered(">", xc, c32(89.0)), c32(89.0), xc)
+    t = fma(kb, xc, c32(_LOG2E), c32(_ROUND))
+    n = b.fsub(t, c32(_ROUND))  # exact: an integer in [-150, 128]
     r = fma(kb, n, c32(-_LN2_HI), xc)
     r = fma(kb, n, c32(-_LN2_LO), r)
-    p = horner(kb, _EXP_P, r)
-    y = b.fadd(fma(kb, p, b.fmul(r, r), r), c32(1.0))
-    ni = b.fptosi(n, I32)
-    n1 = b.ashr(ni, ir.Constant(I32, 1))
-    n2 = b.sub(ni, n1)
-    out = b.fmul(b.fmul(y, _pow2(b, n1)), _pow2(b, n2))
-    return b.select(nan, x, out)
+    y = horner(kb, _EXP_P + (1.0, 1.0), r)  # 1 + r + r^2 P(r): one FMA per term
+    return _times_pow2(kb, y, b.bitcast(t, I32))
+
+
+def _times_pow2(kb, y: ir.Value, bits: ir.Value) -> ir.Value:
+    """``y * 2^n`` rounded once, where ``bits = 0x4B400000 + 254 + n`` (see :func:`exp32`).
+
+    With AVX-512, ``llvm.ldexp`` is one ``vscalefps``.  Without it LLVM would call libm's
+    ``ldexpf`` per element, so 2^n is applied in two exact-then-rounding halves whose
+    exponent fields are cut from ``bits``: with m = n + 254 in [104, 382] and the high
+    part's low 22 bits zero, ``(bits << 22) & mask`` = (m >> 1) << 23 = 2^floor(n/2),
+    and ``(bits << 23)`` minus that = ceil(m/2) << 23 = 2^ceil(n/2) (modulo 2^32, exactly).
+    """
+    b = kb.builder
+    if has_avx512():
+        n = b.sub(bits, ir.Constant(I32, 0x4B400000 + 254))
+        return kb.call("llvm.ldexp.f32.i32", F32, y, n)
+    half1 = b.and_(b.shl(bits, ir.Constant(I32, 22)), ir.Constant(I32, 0x7F800000))
+    half2 = b.sub(b.shl(bits, ir.Constant(I32, 23)), half1)
+    return b.fmul(b.fmul(y, b.bitcast(half1, F32)), b.bitcast(half2, F32))
+
+
+@functools.cache
+def has_avx512() -> bool:
+    """Whether the host CPU has AVX-512F (vector ``ldexp`` is then one instruction)."""
+    from ..jit import host_cpu
+
+    return "avx512f" in host_cpu()["features"]
 
 
 def log32(kb, x: ir.Value) -> ir.Value:
@@ -132,7 +162,7 @@ def sigmoid(kb, x: ir.Value, dt: DType) -> ir.Value:
     fast as one division and a product here, and stay within 2.3 ulp)."""
     b = kb.builder
     ax = kb.call(f"llvm.fabs.{_suffix(x.type)}", x.type, x)
-    e = exp(kb, b.fneg(ax), dt)
+    e = exp32(kb, b.fneg(ax), upper=False) if x.type == F32 else libm(kb, "exp", b.fneg(ax))
     one = ir.Constant(x.type, 1.0)
     den = b.fadd(one, e)
     return b.select(b.fcmp_ordered(">=", x, ir.Constant(x.type, 0.0)), b.fdiv(one, den), b.fdiv(e, den))
