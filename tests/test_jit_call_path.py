@@ -168,3 +168,16 @@ def test_results_of_anchor_kernels_stay_on_cache_lines():
     out = relay.build(relay.parse(text))(x, w)
     assert slow(out) % 64 == 0
     np.testing.assert_allclose(out, np.maximum(x @ w.T, 0), rtol=1e-4, atol=1e-3)
+
+
+def test_the_fields_of_a_tuple_argument_are_checked_before_the_kernel_reads_them():
+    lib = relay.build(relay.parse(
+        "def @main(%t: (Tensor[(100000), float32], Tensor[(100000), float32])) { add(%t.0, %t.1) }"
+    ))
+    ones = np.ones(100000, "float32")
+    np.testing.assert_array_equal(lib((ones, ones)), ones * 2)
+    for bad in [(ones[:3], ones[:3]), (ones.astype("float64"), ones), (ones, ones.reshape(1000, 100))]:
+        with pytest.raises(RelayError, match="tuple argument"):
+            lib(bad)
+    with pytest.raises(RelayError):
+        lib((ones,))

@@ -55,6 +55,7 @@ class Plan:
         self.steps: list[_Step] = []
         self.slot_types: list[TensorType] = []
         self.params: list[list[int]] = []  # per parameter: its leaf slots
+        self.tensor_params: list[bool] = []  # per parameter: a tensor (checked by the executor), not a tuple
         self.constants: dict[int, np.ndarray] = {}
         self.result: Any = None  # a slot, or a (nested) tuple of slots
         self.intermediate: list[int] = []
@@ -75,6 +76,7 @@ class Plan:
                 return None
             values[p] = tree
             plan.params.append(_leaves(tree))
+            plan.tensor_params.append(isinstance(tree, int))
         try:
             plan.result = plan._compile(func.body, values, kernel_of)
         except _NoPlan:
@@ -227,8 +229,8 @@ class Plan:
                 self._prepare()
             arrays: list[Any] = list(self._buffers)
             addr: list[int] = list(self._addresses)
-            for slots, value in zip(self.params, args):
-                if type(value) is np.ndarray and len(slots) == 1:  # the common case, inline
+            for slots, value, tensor in zip(self.params, args, self.tensor_params):
+                if tensor and type(value) is np.ndarray:  # the common case, inline
                     flags = value.flags
                     a = value if flags.c_contiguous and flags.aligned else contiguous(value)
                     arrays[slots[0]], addr[slots[0]] = a, _address(a)
@@ -237,11 +239,22 @@ class Plan:
                 if len(leaves) != len(slots):
                     raise EvalError("an argument does not match its parameter's tuple type")
                 for s, a in zip(slots, leaves):
+                    self._check_leaf(s, a)
                     a = contiguous(a)
                     arrays[s], addr[s] = a, _address(a)
             for step in self.steps:
                 self._run_step(step, arrays, addr)
-            return _build(self.result, arrays)
+            result = self.result
+            return arrays[result] if type(result) is int else _build(result, arrays)
+
+    def _check_leaf(self, s: int, a: np.ndarray) -> None:
+        """A tensor inside a tuple argument (the executor checks only whole tensors): the
+        kernels read as many elements as the type says, so its shape and dtype must match."""
+        ty = self.slot_types[s]
+        if a.shape != tuple(ty.shape) or a.dtype != np.dtype(_np_name(ty.dtype)):
+            from ...syntax.printer import type_to_text
+
+            raise EvalError(f"a tuple argument's field expects {type_to_text(ty)}, got an array of {a.dtype} {a.shape}")
 
     def _run_step(self, step: _Step, arrays: list, addr: list) -> None:
         kernel = step.kernel

@@ -30,6 +30,7 @@ from llvmlite import ir
 from ....ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
 from ....ir.ty import TensorType, TupleType
 from ....op.registry import OpPattern, get_column
+from . import math as vmath
 from .context import ALIGN, Buffer, KernelBuilder, leaves, tensor_type
 from .index import Index
 from .rules import llvm_rules
@@ -241,12 +242,10 @@ stands: four copies of such a body would spill."""
 
 
 def _peeled_loop(kb: KernelBuilder, node: Expr, f: Optional[int], buf: Buffer) -> None:
-    from .math import has_avx512
-
     b = kb.builder
     misalign = b.and_(b.sub(i64(0), b.ptrtoint(buf.ptr, I64)), i64(ALIGN - 1))
     peel = b.lshr(misalign, i64(buf.dt.itemsize.bit_length() - 1))  # bytes -> elements
-    interleave = BIG_LOOP_INTERLEAVE if has_avx512() else 0
+    interleave = BIG_LOOP_INTERLEAVE if vmath.has_avx512() else 0
     for start, stop, name, hint in ((0, peel, "peel", 0), (peel, buf.size, "f", interleave)):
         with kb.loop(stop, name, start=start, interleave=hint) as i:
             buf.store_flat(b, i, _element(kb, node, f, Index(b, buf.shape, flat=i)))

@@ -4,9 +4,10 @@ A call of ``llvm.exp.f32`` per element is a scalar libm call that the loop vecto
 cannot widen (there is no vector math library in the JIT), and it measured 4x slower than
 a polynomial here.  For ``float32`` the common activations — exp, log, tanh, sigmoid, erf
 — are therefore range reduction plus a polynomial evaluated with FMA, in selects only (no
-branches), accurate to about 1-2 ulp (Cephes' coefficients for exp/log/tanh, and a
-Chebyshev fit for erf; the property tests compare against numpy).  ``float64`` and the
-rarer functions call the C library (``exp``, ``sinf``...), exactly what numpy calls.
+branches), accurate to about 1-2 ulp (Cephes' coefficients for log/tanh, a minimax fit
+for exp, a Chebyshev fit for erf; the property tests compare against numpy).  ``float64``
+and the rarer functions call the C library (``exp``, ``sinf``...), exactly what numpy
+calls.
 """
 
 from __future__ import annotations
@@ -70,8 +71,9 @@ _ROUND = 12583166.0  # 1.5 * 2**23 + 254: adding it rounds to an integer n, bits
 
 
 def exp32(kb, x: ir.Value, upper: bool = True) -> ir.Value:
-    """Cephes ``expf``: x = n ln2 + r, |r| <= ln2/2, e^r by a degree-7 polynomial, times 2^n
-    rounded once, so that denormal results are right and overflow gives inf.
+    """``expf`` after Cephes: x = n ln2 + r (ln2 in two parts), |r| <= ln2/2, e^r by a
+    degree-6 minimax polynomial, times 2^n rounded once, so that denormal results are right
+    and overflow gives inf (at most 0.9 ulp from the true value over the float range).
 
     n comes from the round-to-integer trick (``x log2e + 1.5 2^23`` in one FMA), not from
     ``rint`` and ``fptosi``: the sum's bits hold ``n + 254`` (see :func:`_times_pow2`),
