@@ -1,4 +1,4 @@
-"""How nodes look: shapes and colours per kind, one colour per operator, DOT quoting.
+"""How nodes look: shapes and colours per kind, one colour per operator, DOT attributes.
 
 Colours depend only on what a node computes (its kind, its operator's name), never on
 where it is drawn, so the same node has the same colour in the DAG and the ANF view and
@@ -82,21 +82,6 @@ def clip(text: str, width: int = LABEL_WIDTH) -> str:
     """``text`` on one line, cut to ``width`` characters with an ellipsis."""
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "\u2026"
-
-
-def quote(value: object) -> str:
-    """A DOT double-quoted string (backslashes and quotes escaped, newlines as ``\\n``)."""
-    text = str(value)
-    text = text.replace("\\", "\\\\").replace('"', '\\"')
-    text = text.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\n")
-    return '"' + text + '"'
-
-
-def attr_list(attrs: dict[str, object]) -> str:
-    """``[k="v", ...]`` in insertion order (so DOT output is deterministic)."""
-    if not attrs:
-        return ""
-    return " [" + ", ".join(f"{k}={quote(v)}" for k, v in attrs.items()) + "]"
 
 
 # -- DOT attributes of drawn nodes and edges -------------------------------------------------
@@ -185,6 +170,5 @@ def edge_attrs(eid: str, role: str, index: int, head: Any, *, anf: bool, fast: b
 
 
 __all__ = [
-    "KIND_FILL", "KIND_SHAPE", "attr_list", "clip", "edge_attrs", "node_attrs", "op_color",
-    "quote", "tooltip",
+    "KIND_FILL", "KIND_SHAPE", "clip", "edge_attrs", "node_attrs", "op_color", "tooltip",
 ]  # fmt: skip
