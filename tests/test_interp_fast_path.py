@@ -331,7 +331,7 @@ def test_large_or_deeply_nested_functions_fall_back_to_the_node_machine():
     assert interp.global_unit("main").tier == "interpreted"
 
 
-def test_keyboard_interrupt_during_trampolined_recursion_leaves_the_interpreter_usable():
+def test_keyboard_interrupt_during_trampolined_recursion_leaves_the_interpreter_usable(sigint_raises):
     import _thread
     import threading
 

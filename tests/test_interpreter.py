@@ -238,7 +238,7 @@ def test_runaway_recursion_is_a_clear_eval_error_naming_function_and_line():
     assert info.value.line == 1
 
 
-def test_keyboard_interrupt_stops_evaluation_and_interpreter_stays_usable():
+def test_keyboard_interrupt_stops_evaluation_and_interpreter_stays_usable(sigint_raises):
     text = "def @spin(%i: int32) -> int32 { @spin(add(%i, 1)) }\ndef @main(%i: int32) { @spin(%i) }"
     mod = relay.parse(text)
     spin = relay.create_executor("interpreter", mod=mod).evaluate()
