@@ -10,7 +10,6 @@ through the ``golden`` fixture::
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
 import pytest
@@ -63,18 +62,3 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
     if sys.getrecursionlimit() > DEFAULT_RECURSION_LIMIT:
         sys.setrecursionlimit(DEFAULT_RECURSION_LIMIT)
-
-
-@pytest.fixture
-def sigint_raises():
-    """Ctrl-C raises KeyboardInterrupt for the test's duration.
-
-    A process started in the background by a non-interactive shell inherits SIGINT as
-    ignored, and then ``_thread.interrupt_main()`` does nothing: the tests that simulate
-    Ctrl-C during an endless evaluation would spin forever instead of failing.
-    """
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)

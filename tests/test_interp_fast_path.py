@@ -15,6 +15,7 @@ import itertools
 
 import numpy as np
 import pytest
+from interrupts import ctrl_c_soon
 
 import relay_nb as relay
 from relay_nb.eval.interpreter import Interpreter
@@ -331,19 +332,13 @@ def test_large_or_deeply_nested_functions_fall_back_to_the_node_machine():
     assert interp.global_unit("main").tier == "interpreted"
 
 
-def test_keyboard_interrupt_during_trampolined_recursion_leaves_the_interpreter_usable(sigint_raises):
-    import _thread
-    import threading
-
+def test_keyboard_interrupt_during_trampolined_recursion_leaves_the_interpreter_usable():
     text = "def @deep(%n: int64) -> int64 { if (%n == 0i64) { 0i64 } else { 1i64 + @deep(%n - 1i64) } }\n"
     text += "def @spin(%i: int64) -> int64 { add(@deep(100000i64), @spin(%i)) }\n"
     mod = typed(text)
     interp = Interpreter(mod)
-    timer = threading.Timer(0.3, _thread.interrupt_main)
-    timer.start()
-    with pytest.raises((KeyboardInterrupt, relay.EvalError)):
+    with pytest.raises((KeyboardInterrupt, relay.EvalError)), ctrl_c_soon():
         interp.call(interp.global_closure("spin"), (0,))
-    timer.cancel()
     assert int(interp.call(interp.global_closure("deep"), (1234,))) == 1234
 
 

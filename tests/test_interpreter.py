@@ -3,12 +3,11 @@ deep programs, errors."""
 
 from __future__ import annotations
 
-import _thread
 import sys
-import threading
 
 import numpy as np
 import pytest
+from interrupts import ctrl_c_soon
 
 import relay_nb as relay
 from relay_nb.eval.values import ConstructorValue, format_value
@@ -238,15 +237,12 @@ def test_runaway_recursion_is_a_clear_eval_error_naming_function_and_line():
     assert info.value.line == 1
 
 
-def test_keyboard_interrupt_stops_evaluation_and_interpreter_stays_usable(sigint_raises):
+def test_keyboard_interrupt_stops_evaluation_and_interpreter_stays_usable():
     text = "def @spin(%i: int32) -> int32 { @spin(add(%i, 1)) }\ndef @main(%i: int32) { @spin(%i) }"
     mod = relay.parse(text)
     spin = relay.create_executor("interpreter", mod=mod).evaluate()
-    timer = threading.Timer(0.3, _thread.interrupt_main)
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt), ctrl_c_soon():
         spin(0)
-    timer.cancel()
     ok = relay.create_executor("interpreter", mod=relay.parse("def @main(%x: int32) { add(%x, 1) }")).evaluate()
     assert ok(1) == 2
 
