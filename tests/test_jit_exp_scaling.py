@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_jit_math import REFERENCE, X
+from test_jit_math import X, assert_within_ulps
 
 import relay_nb as relay
 from relay_nb.backend.llvm.cache import KernelCache
@@ -36,18 +36,7 @@ def test_the_two_scalings_agree_bit_for_bit(op, monkeypatch):
 
 @pytest.mark.parametrize("op", ["exp", "sigmoid"])
 def test_the_halves_path_meets_the_ulp_bounds(op, monkeypatch):
-    fn, bound = REFERENCE[op]
-    out = build(op, len(X), False, monkeypatch)(X)
-    with np.errstate(all="ignore"):
-        ref64 = np.asarray(fn(X.astype(np.float64)), dtype=np.float64)
-        ref32 = ref64.astype(np.float32)
-    np.testing.assert_array_equal(np.isnan(out), np.isnan(ref32))
-    inf = np.isinf(ref32)
-    np.testing.assert_array_equal(out[inf], ref32[inf])
-    finite = np.isfinite(ref32)
-    ulp = np.spacing(np.abs(ref32[finite])).astype(np.float64)
-    err = np.abs(out[finite].astype(np.float64) - ref64[finite]) / ulp
-    assert err.max() <= bound, (op, err.max(), X[finite][err.argmax()])
+    assert_within_ulps(op, build(op, len(X), False, monkeypatch)(X))
 
 
 def test_exp_edges_on_both_paths(monkeypatch):
