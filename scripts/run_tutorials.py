@@ -38,6 +38,7 @@ def execute(path: Path, out_dir: Optional[Path] = None, timeout: int = 300, kern
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
         nb,
+        kernel_manager_class=_local_kernel_manager(),
         timeout=timeout,
         kernel_name=kernel,
         resources={"metadata": {"path": str(path.parent)}},
@@ -53,6 +54,32 @@ def execute(path: Path, out_dir: Optional[Path] = None, timeout: int = 300, kern
         out_dir.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, out_dir / path.name)
     return nb, error, seconds
+
+
+def _local_kernel_manager():
+    """nbclient's kernel manager, talking over Unix sockets where there are any: the kernel
+    is local, and over TCP ipykernel warns at every start that traffic is unencrypted.
+    The socket path is absolute (the kernel runs in ``tutorials/``, not here), in a
+    temporary directory removed with the process."""
+    import atexit
+    import os
+    import shutil
+    import tempfile
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    if os.name != "posix":
+        return AsyncKernelManager
+    sockets = tempfile.mkdtemp(prefix="relay_nb-kernel-")
+    atexit.register(shutil.rmtree, sockets, ignore_errors=True)
+
+    class LocalKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            kwargs.setdefault("transport", "ipc")
+            kwargs.setdefault("ip", os.path.join(sockets, "kernel"))
+            super().__init__(**kwargs)
+
+    return LocalKernelManager
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
