@@ -181,3 +181,14 @@ def test_the_fields_of_a_tuple_argument_are_checked_before_the_kernel_reads_them
             lib(bad)
     with pytest.raises(RelayError):
         lib((ones,))
+
+
+@pytest.mark.parametrize("phase", [0, 1, 3, 4, 17, 60])
+def test_a_pooled_result_takes_an_input_phase_only_as_far_as_its_items_stay_aligned(phase):
+    """An int8 input may sit at any address; a float32 result given its phase must still
+    start on a 4-byte boundary (an unaligned result would be copied by every later call)."""
+    for dtype in ("float32", "float64", "int8"):
+        itemsize = np.dtype(dtype).itemsize
+        a = memory.empty((memory.MIN_BYTES // itemsize,), dtype, phase=phase)
+        assert a.flags.aligned and a.flags.c_contiguous
+        assert a.ctypes.data % 64 == phase - phase % itemsize

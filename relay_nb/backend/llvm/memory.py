@@ -68,6 +68,7 @@ def empty(shape: tuple, dtype, nbytes: Optional[int] = None, phase: int = 0) -> 
     if nbytes < MIN_BYTES:
         return np.empty(shape, dtype)
     dt = np.dtype(dtype)
+    phase -= phase % dt.itemsize  # an int8 input's odd phase must not misalign a float32 result
     with _lock:
         bucket = _pool.setdefault(nbytes, [])
         for raw in bucket:
