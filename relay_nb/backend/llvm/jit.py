@@ -8,6 +8,7 @@ module added to it live in module globals for the life of the process.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -55,6 +56,13 @@ def host_cpu() -> dict:
     feats = llvm.get_host_cpu_features()
     wanted = ("avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "sse4.2", "neon")
     return {"cpu": llvm.get_host_cpu_name(), "features": [f for f in wanted if feats.get(f)], "triple": llvm.get_process_triple()}
+
+
+@functools.lru_cache(maxsize=None)
+def vector_bits() -> int:
+    """The host's widest vector register (AVX-512: 512, AVX: 256, else 128 bits)."""
+    feats = host_cpu()["features"]
+    return 512 if "avx512f" in feats else 256 if "avx" in feats else 128
 
 
 def target_data_layout() -> tuple[str, str]:

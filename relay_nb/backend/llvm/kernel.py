@@ -31,7 +31,6 @@ from ...ir.expr import Function
 from ...ir.ty import TensorType, TupleType
 from .address import address as _address
 from .codegen.context import ALIGN as ALIGN_BYTES
-from .memory import MIN_BYTES
 from .memory import empty as result_array
 
 
@@ -218,10 +217,8 @@ class Kernel:
         addresses += self._const_addresses
         outs = []
         for shape, dt, nbytes, source in self._out_specs:
-            if nbytes < MIN_BYTES:
-                o = np.empty(shape, dt)
-            else:  # the phase of an input of its size (see memory.empty)
-                o = result_array(shape, dt, nbytes, addresses[source] % ALIGN_BYTES if source >= 0 else 0)
+            # a large result takes the phase of an input of its size (see memory.empty)
+            o = result_array(shape, dt, nbytes, addresses[source] % ALIGN_BYTES if source >= 0 else 0)
             outs.append(o)
             addresses.append(_address(o))
         # The workspace is the kernel's own buffer, reused call after call (no page faults

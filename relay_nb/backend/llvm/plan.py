@@ -33,7 +33,6 @@ from ...ir.expr import Call, Constant, Expr, Function, Let, Tuple, TupleGetItem,
 from ...ir.ty import TensorType, TupleType
 from .codegen.context import ALIGN
 from .kernel import _LIMIT, Kernel, _address, _gib, _np_name, aligned_empty, contiguous
-from .memory import MIN_BYTES
 from .memory import empty as result_array
 
 
@@ -230,9 +229,8 @@ class Plan:
             arrays: list[Any] = list(self._buffers)
             addr: list[int] = list(self._addresses)
             for slots, value, tensor in zip(self.params, args, self.tensor_params):
-                if tensor and type(value) is np.ndarray:  # the common case, inline
-                    flags = value.flags
-                    a = value if flags.c_contiguous and flags.aligned else contiguous(value)
+                if tensor and type(value) is np.ndarray:  # the common case: checked by the executor
+                    a = contiguous(value)
                     arrays[slots[0]], addr[slots[0]] = a, _address(a)
                     continue
                 leaves = _flatten(value)
@@ -267,10 +265,8 @@ class Plan:
                     arrays[s], addr[s] = a, _address(a)
                 return
             for s, shape, dt, nbytes, source in step.fresh:
-                if nbytes < MIN_BYTES:
-                    a = np.empty(shape, dt)
-                else:  # the phase of an input of its size (see memory.empty)
-                    a = result_array(shape, dt, nbytes, addr[source] % ALIGN if source >= 0 else 0)
+                # a large result takes the phase of an input of its size (see memory.empty)
+                a = result_array(shape, dt, nbytes, addr[source] % ALIGN if source >= 0 else 0)
                 arrays[s], addr[s] = a, _address(a)
             status = step.status
             if status is not None:

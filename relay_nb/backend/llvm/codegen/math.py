@@ -12,7 +12,6 @@ calls.
 
 from __future__ import annotations
 
-import functools
 from typing import Sequence
 
 from llvmlite import ir
@@ -113,12 +112,11 @@ def _times_pow2(kb, y: ir.Value, bits: ir.Value) -> ir.Value:
     return b.fmul(b.fmul(y, b.bitcast(half1, F32)), b.bitcast(half2, F32))
 
 
-@functools.cache
 def has_avx512() -> bool:
     """Whether the host CPU has AVX-512F (vector ``ldexp`` is then one instruction)."""
-    from ..jit import host_cpu
+    from ..jit import vector_bits
 
-    return "avx512f" in host_cpu()["features"]
+    return vector_bits() >= 512
 
 
 def log32(kb, x: ir.Value) -> ir.Value:

@@ -23,25 +23,17 @@ the block are read clamped to its last one, and the results they produce are nev
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
 from llvmlite import ir
 
 from ..codegen.types import DType
-from ..jit import host_cpu
+from ..jit import vector_bits
 from ._loops import I1, I32, I64, PTR, add, fma, for_range, gep, i64, smin, splat, zero
 from ._memory import entry_alloca
 
 MR, NV = 6, 2  # register tile: MR rows x NV vectors
-
-
-@functools.lru_cache(maxsize=None)
-def vector_bits() -> int:
-    """The host's widest vector register (AVX-512: 512, AVX: 256, else 128 bits)."""
-    feats = host_cpu()["features"]
-    return 512 if "avx512f" in feats else 256 if "avx" in feats else 128
 
 
 @dataclass(frozen=True)
