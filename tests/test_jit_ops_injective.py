@@ -140,9 +140,9 @@ def test_concatenate_stack_split(data):
     xs = [random_array(rng, s, "int32") for s in shapes]
     params = ", ".join(f"%x{i}: {tensor(s, 'int32')}" for i, s in enumerate(shapes))
     fields = ", ".join(f"%x{i}" for i in range(k)) + ("," if k == 1 else "")
-    if sum(s[axis] for s in shapes) == 0:
-        return
-    check(f"def @main({params}) {{ concatenate(({fields}), axis={axis}) }}", *xs)
+    # all parts empty: the JIT leaves the (empty) result to numpy, so it is not native
+    native = sum(s[axis] for s in shapes) > 0
+    check(f"def @main({params}) {{ concatenate(({fields}), axis={axis}) }}", *xs, native=native)
     same = [random_array(rng, shape, "int32") for _ in range(k)]
     sparams = ", ".join(f"%x{i}: {tensor(shape, 'int32')}" for i in range(k))
     sax = data.draw(st.integers(-rank - 1, rank))
