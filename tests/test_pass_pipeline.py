@@ -122,10 +122,16 @@ BROKEN = {
     "000_05_fact.relay": "if condition must be bool",  # branches on a (10, 10) tensor
     "000_11_type_args.relay": "expected ']' to close",  # a typo in the seed
 }
-NO_INPUT = {  # seeds that type-check but that nothing here can call
-    "000_12_call_broadcast.relay": "@main takes a function argument",
-    "000_20_data_nat.relay": "only a data definition, no function",
-}
+NO_INPUT = {"000_20_data_nat.relay": "only a data definition, no function"}
+
+
+def call_broadcast_inputs() -> list:
+    """000_12's @main(%f, %a, %b) computes %f(%a, %b): %f is a Relay closure adding its
+    arguments, which broadcast to the declared (100, 100, 100)."""
+    text = "def @main() { fn (%a: Tensor[(100, 1, 100), float32], %b: Tensor[(100, 1), float32]) { add(%a, %b) } }"
+    adder = relay.create_executor("interpreter", mod=relay.parse(text)).evaluate()()
+    rng = np.random.default_rng(0)
+    return [adder, rng.standard_normal((100, 1, 100), "float32"), rng.standard_normal((100, 1), "float32")]
 
 
 def seed_run(name: str):
@@ -140,6 +146,9 @@ def seed_run(name: str):
     mod = InferType()(relay.parse(text, init_module=init))
     if name in ENTRIES:
         return (mod, *ENTRIES[name])
+    if name == "000_12_call_broadcast.relay":
+        assert [p.name_hint for p in mod["main"].params] == ["f", "a", "b"]
+        return mod, "main", call_broadcast_inputs()
     if name in NO_INPUT:
         pytest.skip(NO_INPUT[name])
     rng, args = np.random.default_rng(0), []
