@@ -3,11 +3,16 @@
     python benchmarks/bench_jit.py [--quick]
 
 One table of ratios, every peer measured in the same run, single-threaded throughout
-(OpenBLAS / OpenMP / MKL pinned to one thread before numpy is imported):
+(OpenBLAS / OpenMP / MKL pinned to one thread by ``blas_threads.py`` before numpy is imported;
+the header prints the process's thread count after a BLAS product, to show it took):
 
 1. fused elementwise chains on 10M float32 (``exp(x)*x + x*0.5 - 1`` and tanh-GELU as six
-   ops ``x * sigmoid(x * (x*x*0.0713548 + 1.5957691))``) against numpy doing the same ops,
-   and against ``np.copyto`` (the same bytes moved: the memory-bandwidth bound);
+   ops ``x * sigmoid(x * (x*x*0.0713548 + 1.5957691))``), each with the result kept by the
+   caller (a fresh output: first-touch page faults included) against numpy allocating as
+   it does and ``np.copy``, and with the result dropped (our pooled output reused, warm)
+   against numpy writing with ``out=`` and ``np.copyto`` (the same bytes moved: the
+   memory-bandwidth bound).  numpy does the chain's 5 ops as 5 passes; for GELU, which
+   has no numpy sigmoid, numpy gets its best formulation, 7 in-place passes;
 2. dense 512x512x512 and batch-1 MLP layers (dense + bias + relu) against numpy ``@``;
 3. conv2d ResNet layers (3x3 64->64 at 56x56, 1x1 256->64 at 56x56) against torch CPU if
    importable, else numpy im2col (``sliding_window_view`` + copy + ``@``);
@@ -17,28 +22,29 @@ One table of ratios, every peer measured in the same run, single-threaded throug
    of compiles when the same modules are built again (the kernel cache).
 
 Everything of ours runs through the public API (``relay.build(mod)`` and calling it).
-Times are medians of interleaved repeats (ours and the peer alternate, so both see the
-same machine load). A ratio is the peer's time over ours: above 1 we are faster.
+Times are wall-clock (``perf_counter``) medians of interleaved repeats (ours and the peer
+alternate, so both see the same machine load). A ratio is the peer's time over ours:
+above 1 we are faster.  ``--quick`` runs fewer repeats and a 1-block ResNet stage; the
+elementwise rows stay at 10M elements, where every fresh array is a new mapping.
 """
 
 from __future__ import annotations
 
 import os
-
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
-    os.environ[_var] = "1"  # before numpy (and torch) load their BLAS
-
-import argparse  # noqa: E402
-import gc  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from typing import Any, Callable, Optional  # noqa: E402
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(1, os.path.dirname(HERE))  # run from a checkout without installing
+
+import blas_threads  # noqa: E402,I001  (first: pins BLAS threads before numpy and torch load)
+
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from typing import Any, Callable, Optional  # noqa: E402
 
 import numpy as np  # noqa: E402
 from bench_interp import resnet_block_module  # noqa: E402
@@ -47,6 +53,7 @@ from numpy.lib.stride_tricks import sliding_window_view  # noqa: E402
 import relay_nb as relay  # noqa: E402
 from relay_nb.backend.llvm.cache import default_cache  # noqa: E402
 from relay_nb.backend.llvm.jit import host_cpu  # noqa: E402
+from relay_nb.backend.llvm.memory import release as release_result_pool  # noqa: E402
 
 try:  # optional peer
     import torch  # noqa: E402
@@ -67,9 +74,15 @@ class Row:
     met: bool
 
 
-def interleaved(ours: Callable[[], Any], peer: Optional[Callable[[], Any]], repeat: int) -> tuple[float, Optional[float]]:
-    """Median times of ``ours`` and ``peer``, run alternately (who goes first alternates
-    too, so neither always finds the other's data in cache) with the GC paused."""
+def interleaved(
+    ours: Callable[[], Any],
+    peer: Optional[Callable[[], Any]],
+    repeat: int,
+    between: Optional[Callable[[], Any]] = None,
+) -> tuple[float, Optional[float]]:
+    """Median wall-clock times (``perf_counter``) of ``ours`` and ``peer``, run alternately
+    (who goes first alternates too, so neither always finds the other's data in cache) with
+    the GC paused.  ``between``, if given, runs untimed before every timed call."""
     ours()
     if peer is not None:
         peer()
@@ -81,6 +94,8 @@ def interleaved(ours: Callable[[], Any], peer: Optional[Callable[[], Any]], repe
             for fn in ((ours, peer) if r % 2 == 0 else (peer, ours)):
                 if fn is None:
                     continue
+                if between is not None:
+                    between()
                 t = time.perf_counter()
                 fn()
                 times[fn].append(time.perf_counter() - t)
@@ -89,9 +104,9 @@ def interleaved(ours: Callable[[], Any], peer: Optional[Callable[[], Any]], repe
     return statistics.median(times[ours]), (statistics.median(times[peer]) if peer is not None else None)
 
 
-def speed_row(case, ours, peer_name, peer, repeat, want: float) -> Row:
+def speed_row(case, ours, peer_name, peer, repeat, want: float, between=None) -> Row:
     """A row whose ratio is peer time / our time, met when >= ``want``."""
-    a, b = interleaved(ours, peer, repeat)
+    a, b = interleaved(ours, peer, repeat, between)
     return Row(case, a, peer_name, b, f">= {want:g}x", b / a, b / a >= want)
 
 
@@ -110,20 +125,71 @@ GELU = "multiply(%x, sigmoid(multiply(%x, add(multiply(multiply(%x, %x), 0.07135
 
 
 def elementwise_rows(n: int, repeat: int, libs: list) -> list[Row]:
+    """Each chain twice, every peer on the same footing as our side:
+
+    * result kept: the caller holds every result, so each call writes a fresh output and
+      pays its first-touch page faults (our result pool has no free buffer; numpy
+      allocates its result and temporaries, and ``np.copy`` its copy);
+    * result dropped: the caller lets each result go, so our next call reuses the pooled
+      buffer, warm; numpy writes into preallocated buffers with ``out=`` and
+      ``np.copyto`` into a preallocated destination.
+
+    Between timed calls (untimed) the kept results are dropped and the pool emptied, so
+    memory stays bounded while every "kept" call still starts without a reusable buffer.
+    At 10M float32 (40 MB) every fresh array is a new ``mmap`` on glibc (above its 32 MB
+    largest ``malloc`` threshold), for numpy as for us.
+    """
     x = np.random.default_rng(0).standard_normal(n).astype("float32") * 0.5
+    t, o = np.empty_like(x), np.empty_like(x)
+    half, one = np.float32(0.5), np.float32(1)
+    c1, c2 = np.float32(0.0713548), np.float32(1.59576912)
+
+    def chain_fresh():  # as written: 5 passes, a fresh result and 3 fresh temporaries
+        return np.exp(x) * x + x * half - one
+
+    def chain_out():  # the same 5 passes into two preallocated buffers
+        np.exp(x, out=t)
+        np.multiply(t, x, out=t)
+        np.multiply(x, half, out=o)
+        np.add(t, o, out=o)
+        return np.subtract(o, one, out=o)
+
+    def gelu(out):
+        """numpy's best: 7 in-place passes.  numpy has no sigmoid, so x * sigmoid(z) is
+        x / (1 + exp(-z)) with -z = x * (-c1 x^2 - c2) (written naively it is 9 passes)."""
+        r = np.multiply(x, x, out=out)
+        r *= -c1
+        r -= c2
+        r *= x
+        np.exp(r, out=r)
+        r += one
+        return np.divide(x, r, out=r)
+
+    kept: list = []
+
+    def drop_kept():
+        kept.clear()
+        release_result_pool()
+
+    def keep(fn):
+        return lambda: kept.append(fn())
+
     rows = []
-    dst = np.empty_like(x)
-    numpy_chain = lambda: np.exp(x) * x + x * np.float32(0.5) - np.float32(1)  # noqa: E731
-
-    def numpy_gelu():
-        return x * (1 / (1 + np.exp(-(x * (x * x * np.float32(0.0713548) + np.float32(1.59576912))))))
-
-    for name, body, peer in [("exp(x)*x + x*0.5 - 1", CHAIN, numpy_chain), ("GELU, 6 ops", GELU, numpy_gelu)]:
+    cases = [  # (case, body, peer with a fresh result, peer writing with out=)
+        ("exp(x)*x + x*0.5 - 1", CHAIN, ("numpy, 5 passes", chain_fresh), ("numpy out=, 5 passes", chain_out)),
+        ("GELU, 6 ops", GELU, ("numpy best, 7 passes", lambda: gelu(None)), ("numpy out= best, 7 passes", lambda: gelu(t))),
+    ]
+    for name, body, (fresh_name, fresh), (out_name, preallocated) in cases:
         lib = build(f"def @main(%x: Tensor[({n}), float32]) {{ {body} }}", libs)
-        np.testing.assert_allclose(lib(x), peer(), rtol=2e-5, atol=2e-5)
-        rows.append(speed_row(f"{name}, {n / 1e6:g}M f32", lambda: lib(x), "numpy", peer, repeat, 4))
-        a, b = interleaved(lambda: lib(x), lambda: np.copyto(dst, x), repeat)
-        rows.append(Row("  same, vs memory bandwidth", a, "np.copyto", b, ">= 0.8x", b / a, b / a >= 0.8))
+        np.testing.assert_allclose(lib(x), fresh(), rtol=2e-5, atol=2e-5)
+        np.testing.assert_allclose(lib(x), preallocated(), rtol=2e-5, atol=2e-5)
+        ours = lambda lib=lib: lib(x)  # noqa: E731
+        head = f"{name}, {n / 1e6:g}M f32"
+        rows.append(speed_row(f"{head}, result kept", keep(ours), fresh_name, keep(fresh), repeat, 4, drop_kept))
+        rows.append(speed_row("  same, result dropped (pool reuse)", ours, out_name, preallocated, repeat, 4))
+        rows.append(speed_row("  result kept, vs memory bandwidth", keep(ours), "np.copy", keep(lambda: np.copy(x)), repeat, 0.8, drop_kept))
+        rows.append(speed_row("  result dropped, vs memory bandwidth", ours, "np.copyto", lambda: np.copyto(o, x), repeat, 0.8))
+    drop_kept()
     return rows
 
 
@@ -218,7 +284,7 @@ def resnet_rows(blocks: int, repeat: int, libs: list) -> list[Row]:
     libs.append((mod, lib))
     interp = relay.create_executor("interpreter", mod=mod).evaluate()
     np.testing.assert_allclose(lib(*args), interp(*args), rtol=1e-4, atol=1e-4)
-    case = f"ResNet stage: {blocks} blocks, 64ch 56x56"
+    case = f"ResNet stage: {blocks} block{'s' if blocks > 1 else ''}, 64ch 56x56"
     rows = [speed_row(case, lambda: lib(*args), "interpreter", lambda: interp(*args), repeat, 20)]
     if torch is not None:
         rows.append(speed_row("  same", lambda: lib(*args), "torch CPU", _torch_stage(names, args, blocks), repeat, 0.5))
@@ -263,28 +329,30 @@ def compile_rows(libs: list) -> list[Row]:
 
 
 def print_table(rows: list[Row]) -> None:
-    print(f"\n{'case (single-threaded)':<62}{'ours ms':>10}  {'peer':<14}{'peer ms':>10}{'ratio':>9}  {'target':<11}met")
+    print(f"\n{'case (one thread, wall-clock)':<62}{'ours ms':>10}  {'peer':<26}{'peer ms':>10}{'ratio':>9}  {'target':<11}met")
     for r in rows:
         peer = f"{r.peer * 1e3:>10.3f}" if r.peer is not None else f"{'':>10}"
         ratio = f"{r.ratio:>8.2f}x" if r.peer is not None else f"{'':>9}"
-        print(f"{r.case:<62}{r.ours * 1e3:>10.3f}  {r.peer_name:<14}{peer}{ratio}  {r.target:<11}{'yes' if r.met else 'NO'}")
+        print(f"{r.case:<62}{r.ours * 1e3:>10.3f}  {r.peer_name:<26}{peer}{ratio}  {r.target:<11}{'yes' if r.met else 'NO'}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="smaller chains, fewer repeats")
+    ap.add_argument("--quick", action="store_true", help="fewer repeats, a 1-block ResNet stage")
     args = ap.parse_args()
     repeat = 5 if args.quick else 11
     cpu = host_cpu()
     print(f"relay_nb JIT benchmark; {cpu['cpu']} ({cpu['triple']}), features: {', '.join(cpu['features'])}")
-    print(f"threads: 1 (OPENBLAS/OMP/MKL_NUM_THREADS=1; our kernels are single-threaded); {os.cpu_count()} cores; torch: {'yes' if torch else 'not installed'}")
+    print(f"threads: {blas_threads.describe()}; our kernels run on the calling thread")
+    print(f"{os.cpu_count()} cores; torch: {'yes, set_num_threads(1)' if torch else 'not installed'}")
     libs: list = []
-    rows = elementwise_rows(2_000_000 if args.quick else 10_000_000, repeat, libs)
+    rows = elementwise_rows(10_000_000, repeat, libs)
     rows += dense_rows(repeat, libs)
     rows += conv_rows(repeat, libs)
     rows += resnet_rows(1 if args.quick else 3, max(3, repeat // 3), libs)
     rows += compile_rows(libs)
     print_table(rows)
+    print(f"\nOS threads in this process at the end: {blas_threads.os_threads()}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ JIT, and compare the results exactly (integers, bools) or to a stated tolerance 
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Union
 
 import numpy as np
@@ -65,7 +66,30 @@ def check(program, *args, rtol=None, atol=None, native: bool = True, **options) 
     assert_same(ref, out, rtol, atol)
     if native:
         assert_native(ex)
+    COMPARED[0] += 1
     return ex
+
+
+# How many ``check`` calls have passed in this process; ``compares`` reads it.
+COMPARED = [0]
+
+
+def compares(minimum: int):
+    """Decorate a property test (above ``@given``) so that it fails unless at least
+    ``minimum`` of its examples reached a passing ``check``: a property whose examples all
+    bail out early (or are all filtered away) would otherwise pass without testing anything."""
+
+    def wrap(test):
+        @functools.wraps(test)
+        def run(*args, **kwargs):
+            before = COMPARED[0]
+            test(*args, **kwargs)
+            done = COMPARED[0] - before
+            assert done >= minimum, f"only {done} examples were compared, expected >= {minimum}"
+
+        return run
+
+    return wrap
 
 
 def shape_text(shape) -> str:

@@ -47,25 +47,11 @@ from relay_nb.ir.ty import (
     TypeRelation,
     TypeVar,
 )
-from relay_nb.op.registry import get_op, has_op, make_attrs, register_op
+from relay_nb.op.registry import get_op, make_attrs, register_op
 from relay_nb.transform import InferType
 from relay_nb.typing.infer import check_type, infer_type
-from relay_nb.typing.relations import Relation, broadcast_comp_rel, broadcast_rel, identity_rel
+from relay_nb.typing.relations import Relation, broadcast_rel
 from relay_nb.typing.text import type_text
-
-# Ops the tests need; registered here only if the op library has not provided them.
-_NEEDED = {
-    "add": (2, broadcast_rel),
-    "subtract": (2, broadcast_rel),
-    "multiply": (2, broadcast_rel),
-    "equal": (2, broadcast_comp_rel),
-    "greater": (2, broadcast_comp_rel),
-    "logical_and": (2, broadcast_rel),
-    "negative": (1, identity_rel),
-}
-for _name, (_n, _rel) in _NEEDED.items():
-    if not has_op(_name):
-        register_op(_name, _n, type_rel=_rel)
 
 
 def op(name):
@@ -792,8 +778,6 @@ def test_op_without_relation():
 
 
 def test_op_attrs_reach_the_relation():
-    if not has_op("nn.bias_add"):
-        pytest.skip("nn.bias_add not registered")
     x = var("x", shape=(1, 4, 5))
     b = var("b", shape=(4,))
     call = Call(get_op("nn.bias_add"), (x, b), make_attrs("nn.bias_add", {"axis": 1}))

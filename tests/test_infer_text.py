@@ -4,29 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-parser = pytest.importorskip("relay_nb.syntax.parser")
-
-from relay_nb.errors import ParseError, RelayTypeError  # noqa: E402
-from relay_nb.ir.ty import FuncType, TensorType, TupleType  # noqa: E402
-from relay_nb.transform import InferType  # noqa: E402
-from relay_nb.typing.text import type_text  # noqa: E402
+from relay_nb.errors import RelayTypeError
+from relay_nb.ir.ty import FuncType, TensorType, TupleType
+from relay_nb.syntax import parser
+from relay_nb.transform import InferType
+from relay_nb.typing.text import type_text
 
 HEADER = '#[version = "0.0.5"]\n'
 
 
-def typecheck(src: str, pseudo: bool = False):
-    """Parse (with the version header) and run InferType.
-
-    ``pseudo``: the program uses the docs' pseudo-syntax; if the parser does not accept it
-    (yet), the test is xfailed instead of failing on something that is not about types.
-    """
-    try:
-        mod = parser.parse(HEADER + src)
-    except ParseError as e:
-        if pseudo:
-            pytest.xfail(f"parser does not accept this pseudo-syntax: {e.message}")
-        raise
-    return InferType()(mod)
+def typecheck(src: str):
+    """Parse (with the version header) and run InferType."""
+    return InferType()(parser.parse(HEADER + src))
 
 
 def T(*shape, dtype="float32"):
@@ -78,7 +67,6 @@ if (%m == 0) {
 }
 }
 """,
-        pseudo=True,
     )
     assert mod["ackermann"].checked_type.ret_type == T(dtype="int32")
 
@@ -114,7 +102,6 @@ Constant(1, (10, 10), float32)
 %fact(Constant(10, (10, 10), float32))
 }
 """,
-            pseudo=True,
         )
 
 
@@ -297,7 +284,6 @@ def @main(%p: Tensor[(2, 3), float32], %q: Tensor[(3), float32]) {
   %f(%p, %q)
 }
 """,
-        pseudo=True,
     )
     assert mod["main"].checked_type.ret_type == T(2, 3)
 
@@ -324,6 +310,5 @@ def @main(%v: Tensor[(2, 7), int8]) {
   (%id(True), %keep(%v))
 }
 """,
-        pseudo=True,
     )
     assert mod["main"].checked_type.ret_type == TupleType((T(dtype="bool"), T(2, 7, dtype="int8")))

@@ -3,7 +3,6 @@ front end driven in Node with a minimal DOM."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -16,9 +15,7 @@ from relay_nb.errors import RelayError
 from relay_nb.notebook import _assets
 from relay_nb.notebook.inspector import line_range, select_lines
 
-HAS_VIZ = importlib.util.find_spec("relay_nb.viz.render") is not None
 NODE = shutil.which("node")
-needs_viz = pytest.mark.skipif(not HAS_VIZ, reason="relay_nb.viz not available")
 
 PROGRAM = """
 def @main(%x: Tensor[(2, 3), float32], %c: bool) {
@@ -78,7 +75,6 @@ def test_select_lines():
 # --- the widget's Python side -----------------------------------------------------------------
 
 
-@needs_viz
 def test_inspector_nodes_map_to_types_attrs_and_lines():
     from relay_nb.notebook.inspector import GraphInspector
 
@@ -109,7 +105,6 @@ def test_inspector_nodes_map_to_types_attrs_and_lines():
     assert view.title == "demo"
 
 
-@needs_viz
 def test_inspector_highlight_and_static_fallback():
     from relay_nb.notebook.inspector import GraphInspector
 
@@ -128,7 +123,6 @@ def test_inspector_highlight_and_static_fallback():
     assert data["text/html"].startswith("<svg")  # exported notebooks show the drawing
 
 
-@needs_viz
 def test_two_views_have_distinct_ids():
     from relay_nb.notebook.inspector import GraphInspector
 
@@ -270,7 +264,6 @@ def test_esm_exports_render():
     assert out.stdout.split() == ["function", "function"]
 
 
-@needs_viz
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_front_end_hover_click_and_line_selection(tmp_path):
     from relay_nb.notebook.inspector import GraphInspector

@@ -5,11 +5,15 @@ epilogues, against the interpreter."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jit_testing import check, random_array, tensor
+from jit_testing import check, compares, random_array, tensor
+
+import relay_nb as relay
 
 PROPS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CONTRACT = {"rtol": 1e-4, "atol": 1e-4}
@@ -23,16 +27,26 @@ def ints(values) -> str:
     return "[" + ", ".join(str(int(v)) for v in values) + "]"
 
 
+def _span(window: int, dilation: int) -> int:
+    return (window - 1) * dilation + 1
+
+
 @pytest.mark.parametrize("kind", ["max", "avg"])
+@compares(PROPS.max_examples)
 @PROPS
 @given(data=st.data())
 def test_pool2d_with_padding_strides_dilation_ceil_mode(kind, data):
+    """Only windows that fit the padded input are drawn (the relation rejects the others:
+    test_pool_relation_rejects_exactly_the_windows_that_do_not_fit), so every example runs."""
     layout = data.draw(st.sampled_from(["NCHW", "NHWC"]))
-    n, c, h, w = 2, data.draw(st.integers(1, 3)), data.draw(st.integers(3, 9)), data.draw(st.integers(3, 9))
     pool = [data.draw(st.integers(1, 3)) for _ in range(2)]
     strides = [data.draw(st.integers(1, 3)) for _ in range(2)]
     dilation = [data.draw(st.integers(1, 2)) for _ in range(2)]
-    padding = [data.draw(st.integers(0, p - 1)) for p in pool] * 2
+    pads = [data.draw(st.integers(0, p - 1)) for p in pool]
+    padding = pads * 2
+    smallest = [max(3, _span(p, d) - 2 * q) for p, d, q in zip(pool, dilation, pads)]
+    n, c = 2, data.draw(st.integers(1, 3))
+    h, w = (data.draw(st.integers(lo, 9)) for lo in smallest)
     ceil = data.draw(st.booleans())
     shape = (n, c, h, w) if layout == "NCHW" else (n, h, w, c)
     dtype = data.draw(st.sampled_from(["float32", "int32"]))
@@ -42,13 +56,32 @@ def test_pool2d_with_padding_strides_dilation_ceil_mode(kind, data):
         f"def @main(%x: {tensor(shape, dtype)}) {{ nn.{kind}_pool2d(%x, pool_size={ints(pool)}, strides={ints(strides)}, "
         f'dilation={ints(dilation)}, padding={ints(padding)}, layout="{layout}", ceil_mode={ceil}{extra}) }}'
     )
-    try:
-        import relay_nb as relay
-
-        relay.transform.InferType()(relay.parse(text))
-    except Exception:
-        return  # a window larger than the padded input: rejected by the relation
     check(text, x, rtol=1e-5)
+
+
+def _accepts(text: str) -> bool:
+    """Whether type inference accepts ``text``; any failure other than a RelayError fails."""
+    try:
+        relay.transform.InferType()(relay.parse(text))
+    except relay.RelayError:
+        return False
+    return True
+
+
+def test_pool_relation_rejects_exactly_the_windows_that_do_not_fit():
+    """Over every window on one axis: rejected iff the dilated window is wider than the
+    padded input (whatever the stride and ceil_mode), and accepted otherwise."""
+    verdicts = {True: 0, False: 0}
+    for size, pool, dilation, stride, ceil in itertools.product(range(1, 7), (1, 2, 3), (1, 2), (1, 3), (False, True)):
+        for pad in range(pool):
+            text = (
+                f"def @main(%x: Tensor[(1, 1, {size}, 4), float32]) {{ nn.max_pool2d(%x, pool_size=[{pool}, 1], "
+                f"strides=[{stride}, 1], dilation=[{dilation}, 1], padding=[{pad}, 0, {pad}, 0], ceil_mode={ceil}) }}"
+            )
+            fits = size + 2 * pad >= _span(pool, dilation)
+            assert _accepts(text) == fits, text
+            verdicts[fits] += 1
+    assert min(verdicts.values()) > 20, verdicts  # both sides of the boundary are exercised
 
 
 @pytest.mark.parametrize("op", ["max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d"])
@@ -144,17 +177,21 @@ def test_dense_matmul_batch_matmul_with_epilogues(data):
     )  # fmt: skip
 
 
+@compares(PROPS.max_examples)
 @PROPS
 @given(data=st.data())
 def test_conv2d_with_strides_dilation_padding_groups_and_epilogue(data):
+    """Only kernels that fit the padded input are drawn (the relation rejects the others:
+    test_conv_relation_rejects_exactly_the_kernels_that_do_not_fit)."""
     groups = data.draw(st.sampled_from([1, 2]))
     cin = groups * data.draw(st.integers(1, 3))
     cout = groups * data.draw(st.integers(1, 3))
     kh, kw = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
-    h, w = data.draw(st.integers(kh, 8)), data.draw(st.integers(kw, 8))
     strides = [data.draw(st.integers(1, 2)) for _ in range(2)]
     dilation = [data.draw(st.integers(1, 2)) for _ in range(2)]
-    padding = [data.draw(st.integers(0, 2)) for _ in range(4)]
+    padding = [data.draw(st.integers(0, 2)) for _ in range(4)]  # top, left, bottom, right
+    h = data.draw(st.integers(max(1, _span(kh, dilation[0]) - padding[0] - padding[2]), 8))
+    w = data.draw(st.integers(max(1, _span(kw, dilation[1]) - padding[1] - padding[3]), 8))
     dtype = data.draw(st.sampled_from(["float32", "int32"]))
     rng = _rng(data)
     x = random_array(rng, (1, cin, h, w), dtype)
@@ -165,13 +202,23 @@ def test_conv2d_with_strides_dilation_padding_groups_and_epilogue(data):
         f"%0 = nn.conv2d(%x, %w, strides={ints(strides)}, dilation={ints(dilation)}, padding={ints(padding)}, groups={groups}); "
         f"%1 = nn.bias_add(%0, %b); nn.relu(%1) }}"
     )
-    try:
-        import relay_nb as relay
-
-        relay.transform.InferType()(relay.parse(text))
-    except Exception:
-        return  # the dilated kernel does not fit the padded input
     check(text, x, wt, bias, **CONTRACT)
+
+
+def test_conv_relation_rejects_exactly_the_kernels_that_do_not_fit():
+    """Over every kernel on one axis: rejected iff the dilated kernel is wider than the
+    padded input, accepted otherwise."""
+    verdicts = {True: 0, False: 0}
+    for size, k, dilation, stride in itertools.product(range(1, 7), (1, 2, 3), (1, 2), (1, 2)):
+        for before, after in itertools.product(range(3), repeat=2):
+            text = (
+                f"def @main(%x: Tensor[(1, 1, {size}, 3), float32], %w: Tensor[(1, 1, {k}, 1), float32]) {{ "
+                f"nn.conv2d(%x, %w, strides=[{stride}, 1], dilation=[{dilation}, 1], padding=[{before}, 0, {after}, 0]) }}"
+            )
+            fits = size + before + after >= _span(k, dilation)
+            assert _accepts(text) == fits, text
+            verdicts[fits] += 1
+    assert min(verdicts.values()) > 20, verdicts
 
 
 @pytest.mark.parametrize("nd", [1, 3])
@@ -217,6 +264,7 @@ def test_upsampling(method, layout, align):
     )
 
 
+@compares(PROPS.max_examples)
 @PROPS
 @given(data=st.data())
 def test_conv2d_transpose(data):
@@ -234,10 +282,4 @@ def test_conv2d_transpose(data):
         f"def @main(%x: {tensor(x.shape, 'float32')}, %w: {tensor(w.shape, 'float32')}) {{ %0 = nn.conv2d_transpose(%x, %w, "
         f"strides=[{s}, {s}], dilation=[{d}, {d}], padding=[{p}, {p}], output_padding=[{op}, {op}], groups={groups}); nn.relu(%0) }}"
     )
-    try:
-        import relay_nb as relay
-
-        relay.transform.InferType()(relay.parse(text))
-    except Exception:
-        return
-    check(text, x, w, **CONTRACT)
+    check(text, x, w, **CONTRACT)  # every drawn case is well-typed: out >= 2 on each axis

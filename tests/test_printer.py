@@ -452,14 +452,9 @@ def test_meta_refs_keep_their_index_and_new_constants_go_after():
     assert (
         "(meta[relay.Constant][0] /* ty=Tensor[(4), float32] */, meta[relay.Constant][1])" in text
     )
-    # The hole is written as null in the #[metadata] section; the parser must read a null
-    # entry as a missing one (interface request to relay_nb.syntax.parser).
-    try:
-        back = parse_expr(text)
-    except RelayError as err:
-        if "NoneType" in str(err):
-            pytest.xfail("parser does not yet read a null #[metadata] entry as a missing one")
-        raise
+    # The hole is written as null in the #[metadata] section; the parser reads a null
+    # entry back as a missing one.
+    back = parse_expr(text)
     assert isinstance(back.fields[0], MetaRef) and back.fields[0].type_annotation == TensorType(
         (4,), "float32"
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
 import numpy as np
@@ -12,8 +11,6 @@ import relay_nb as relay
 from relay_nb.ir.expr import Op
 from relay_nb.notebook.stepper import PassStepper, diff_html
 from relay_nb.transform import function_pass
-
-HAS_VIZ = importlib.util.find_spec("relay_nb.viz.render") is not None
 
 SIMPLE = """
 def @main(%x: Tensor[(2, 3), float32]) {
@@ -179,7 +176,6 @@ def test_stylesheet_ships_with_the_view():
     assert ".relay-diff" in s.style.value and s.style.value.startswith("<style>")
 
 
-@pytest.mark.skipif(not HAS_VIZ, reason="relay_nb.viz not available")
 def test_graph_tab_highlights_changed_nodes():
     s = _stepper()
     step = next(st for st in s.trace if st.name == "FoldConstant")

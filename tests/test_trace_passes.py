@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 
@@ -13,8 +11,7 @@ from relay_nb.ir.expr import Op
 from relay_nb.notebook.trace import make_inputs, resolve_passes, trace_passes, values_close
 from relay_nb.transform import function_pass
 
-HAS_JIT = importlib.util.find_spec("relay_nb.backend.llvm.executor") is not None
-EXECUTORS = ["interpreter"] + (["jit"] if HAS_JIT else [])
+EXECUTORS = ["interpreter", "jit"]
 
 SIMPLE = """
 def @main(%x: Tensor[(2, 3), float32]) {
@@ -285,7 +282,6 @@ def test_a_step_that_no_longer_runs_is_flagged(monkeypatch):
     assert bad.name == "FoldConstant" and "boom at run time" in bad.error and bad.status == "error"
 
 
-@pytest.mark.skipif(not HAS_JIT, reason="the JIT is not built yet")
 def test_jit_checks_every_step_too():
     steps = trace_passes(relay.parse(SIMPLE), "O3", executor="jit")
     assert steps.executors == ["jit", "interpreter"]

@@ -111,7 +111,18 @@ def test_unify_mismatches():
 
 def test_any_dim_matches_any_dim():
     u = Unifier()
-    u.unify(TensorType((Any, 3), "float32"), T(5, 3))
+    u.unify(TensorType((Any, 3), "float32"), T(5, 3))  # Any against a number
+    u.unify(TensorType((Any, 3), "float32"), TensorType((7, Any), "float32"))  # both sides
+    d = IncompleteType()
+    u.unify(TensorType((Any, d), "float32"), T(5, 3))
+    assert u.resolve(d) == 3  # the dims next to an Any are still unified
+    # Any matches one dimension, nothing more: the other dims, the rank and the dtype count
+    with pytest.raises(UnifyError, match="shape mismatch"):
+        u.unify(TensorType((Any, 3), "float32"), T(5, 4))
+    with pytest.raises(UnifyError, match="shape mismatch"):
+        u.unify(TensorType((Any, 3), "float32"), T(5, 3, 1))
+    with pytest.raises(UnifyError, match="dtype mismatch"):
+        u.unify(TensorType((Any, 3), "int32"), T(5, 3))
 
 
 def test_occurs_check():
