@@ -182,3 +182,13 @@ def test_builders_follow_tvm():
     assert relay.dyn.strided_slice(x, s, s, s, slice_mode="size").attrs.slice_mode == "size"
     mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x, s], relay.dyn.tile(x, s))))
     assert str(mod["main"].body.checked_type) == "Tensor[(?, ?), float32]"
+
+
+def test_dyn_reshape_gradient_matches_finite_differences():
+    try:
+        from .test_gradient import check_grad
+    except ImportError:
+        from test_gradient import check_grad
+
+    shape = relay.const(I64(3, 2))
+    check_grad(lambda p: relay.reshape(relay.exp(relay.dyn.reshape(p, shape)), (3, 2)), [(2, 3)])
