@@ -76,6 +76,8 @@ _LAZY: dict[str, str] = {
     "syntax": "syntax",
     "nn": "op.nn",
     "image": "op.image",
+    "annotation": "op.annotation",
+    "dyn": "op.dyn",
     "viz": "viz",
     # notebook layer (imports IPython / ipywidgets only when used)
     "notebook": "notebook",

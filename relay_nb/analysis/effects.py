@@ -5,7 +5,9 @@ Relay's only effects are references (seed 000): ``ref(v)`` allocates a cell,
 refs* when it may run any of them, and *writes* when it may run a ``ref_write``:
 
 * a ``fn`` literal does neither (making a closure runs nothing); calling it runs its body;
-* a call to an operator or constructor only runs its arguments;
+* a call to an operator or constructor only runs its arguments, except a *stateful*
+  operator (TVM's ``TOpIsStateful``: the explicit memory and VM ops, which allocate and
+  write tensors in place), which counts as touching refs and writing;
 * a call to a global runs that global's body (analysed once per module, callees first;
   mutually recursive globals share their effects; without a module, any global is
   assumed effectful);
@@ -46,13 +48,23 @@ WRITE, TOUCH = 1, 2
 _REF_MASK = {RefWrite: WRITE | TOUCH, RefRead: TOUCH, RefCreate: TOUCH}
 
 
-def _contains(exprs, types) -> bool:
-    """Whether a node of one of ``types`` occurs in ``exprs`` (a plain iterative scan)."""
+def stateful_ops() -> frozenset[str]:
+    """Names of the operators whose calls have effects (the ``TOpIsStateful`` column)."""
+    from ..op.registry import get_column
+
+    return frozenset(name for name, flag in get_column("TOpIsStateful").items() if flag)
+
+
+def _contains(exprs, types, ops: frozenset[str] = frozenset()) -> bool:
+    """Whether a node of one of ``types``, or a call of one of ``ops``, occurs in ``exprs``
+    (a plain iterative scan)."""
     seen: set[Expr] = set()
     stack = list(exprs)
     while stack:
         node = stack.pop()
         if type(node) in types:
+            return True
+        if ops and type(node) is Call and type(node.op) is Op and node.op.name in ops:
             return True
         for c in expr_children(node):
             if c not in seen:
@@ -70,8 +82,9 @@ class Effects:
 
     def __init__(self, mod: IRModule | None = None, *extra: Expr):
         self.mod = mod
+        self.stateful = stateful_ops()
         funcs = list(mod.functions.values()) if mod is not None else []
-        self.any_refs = _contains(funcs + list(extra), _REF_MASK)
+        self.any_refs = _contains(funcs + list(extra), _REF_MASK, self.stateful)
         if mod is None and not self.any_refs:
             # Without a module, a called global's body is unknown: assume the worst.
             self.any_refs = _contains(extra, (GlobalVar,))
@@ -134,6 +147,8 @@ class Effects:
                     m |= self.global_mask.get(op.name_hint, WRITE | TOUCH)
                 elif type(op) is Function:
                     m |= memo[op.body]
+                elif type(op) is Op and op.name in self.stateful:
+                    m |= WRITE | TOUCH
                 elif not isinstance(op, (Op, Constructor)):
                     m |= WRITE | TOUCH  # an unknown function may do anything
             memo[node] = m
@@ -169,4 +184,4 @@ def _evaluated_children(node: Expr) -> tuple:
     return ()
 
 
-__all__ = ["TOUCH", "WRITE", "Effects"]
+__all__ = ["TOUCH", "WRITE", "Effects", "stateful_ops"]

@@ -90,9 +90,29 @@ class Attrs(Mapping):
         return f"{self.type_key}({inner})"
 
 
+def _object_key(value: Any) -> Any:
+    """A key comparing IR objects held in attributes by value, as TVM's structural equality
+    compares attribute objects: a constant (``const_shape=meta[relay.Constant][0]``) by its
+    data, an unresolved ``meta[VirtualDevice][0]`` by its reference, a meta-table object by
+    its fields.  None for any other value."""
+    kind = type(value).__name__
+    if kind == "Constant" and isinstance(getattr(value, "data", None), np.ndarray):
+        data = value.data
+        return ("const", data.dtype.str, data.shape, data.tobytes())
+    if kind == "MetaRef":
+        return ("meta", value.type_key, value.index)
+    if kind == "MetaObject":
+        return ("object", value.type_key, tuple(sorted(value.attrs.items())), value.repr_str,
+                value.keys, value.data)
+    return None
+
+
 def _hashable(value: Any) -> Any:
     if isinstance(value, float) and value != value:  # NaN: make it hash/compare stably
         return ("nan",)
+    key = _object_key(value)
+    if key is not None:
+        return key
     if isinstance(value, tuple):
         return tuple(_hashable(v) for v in value)
     if isinstance(value, dict):  # order-insensitive, as dict equality is
@@ -115,6 +135,9 @@ def _same_values(a: Any, b: Any) -> bool:
         return True
     if type(a) is bool or type(b) is bool:
         return type(a) is type(b) and a == b
+    key = _object_key(a)
+    if key is not None:
+        return key == _object_key(b)
     return a == b
 
 

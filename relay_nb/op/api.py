@@ -330,3 +330,8 @@ def layout_transform(data, src_layout, dst_layout) -> Call:
 @_export
 def shape_of(data, dtype="int32") -> Call:
     return call("shape_of", data, dtype=dtype)
+
+# Device and debugging builders at the top level, as in TVM (relay.device_copy, relay.op.debug).
+from .annotation import call_lowered, debug, device_copy  # noqa: E402
+
+__all__ += ["call_lowered", "debug", "device_copy"]

@@ -430,6 +430,11 @@ def _reshape_grad(call, g):
     return [_op.reshape_like(g, call.args[0])]
 
 
+@grad_rule("dyn.reshape")
+def _dyn_reshape_grad(call, g):
+    return [_op.reshape_like(g, call.args[0]), None]  # no gradient for the integer shape
+
+
 @grad_rule("reshape_like")
 def _reshape_like_grad(call, g):
     return [_op.reshape_like(g, call.args[0]), None]

@@ -42,5 +42,7 @@ from .. import reduce as _reduce_ops  # noqa: F401
 from .. import tensor as _tensor_ops  # noqa: F401
 from .. import transform as _transform_ops  # noqa: F401
 from . import image, nn, reduce, tensor, transform
+from .. import annotation as _annotation_ops, dyn as _dyn_ops, memory as _memory_ops, vm as _vm_ops  # noqa: E402,F401
+from . import annotation, dyn, memory  # noqa: E402,F401
 
 __all__ = ["image", "nn", "reduce", "tensor", "transform"]
