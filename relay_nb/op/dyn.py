@@ -333,7 +333,7 @@ for _name, _n, _rel, _attrs, _pattern, _args, _doc in _OPS:
         attrs=_attrs,
         pattern=_pattern,
         arg_names=_args,
-        doc=f"{DYN_TO_STATIC[_name]} with a run-time argument: {_doc}.",
+        doc=f"``{DYN_TO_STATIC[_name]}`` with a run-time argument: {_doc}.",
     )
 
 

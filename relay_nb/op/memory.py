@@ -124,8 +124,8 @@ register(
     1,
     kill_rel,
     arg_names=("to_free",),
-    doc="Releases a value to the allocator early; returns ``()``. (The interpreter leaves "
-    "freeing to Python's reference counting.)",
+    doc="Releases a value to the allocator early and returns ``()``; the interpreter leaves "
+    "freeing to Python's reference counting.",
 )
 
 
