@@ -162,6 +162,9 @@ def test_simulated_quantize_rounds_in_float():
     # times 0.5
     expected = np.array([0.5, -0.5, 2.0, 0.5, -0.5], "float32")
     np.testing.assert_array_equal(_run(mod, x), expected)
+    np.testing.assert_array_equal(_run(mod, x, executor="jit"), expected)
+    lib = relay.build(mod)
+    assert lib.report().native_ops == ["relay.op.annotation.simulated_quantize"]
     _roundtrip(mod)
     identity = _typed(
         "def @main(%x: Tensor[(5), float32]) {\n"

@@ -62,7 +62,7 @@ class BuildReport:
 
     @property
     def native_ops(self) -> list[str]:
-        return sorted({op for k in self.kernels if k.native for op in k.ops})
+        return sorted({op for k in self.kernels if k.ran_native for op in k.ops})
 
     @property
     def fallback_ops(self) -> dict[str, str]:
@@ -70,7 +70,7 @@ class BuildReport:
         fused with (a kernel runs natively only if every op in it has a lowering)."""
         out: dict[str, str] = {}
         for k in self.kernels:
-            if not k.native:
+            if not k.ran_native:
                 for op in k.ops:
                     if op == k.fallback_op or not k.fallback_op:
                         out[op] = k.reason
@@ -80,12 +80,13 @@ class BuildReport:
 
     def rows(self) -> list[tuple]:
         return [
-            (k.name, ", ".join(k.ops), "native" if k.native else "numpy: " + k.reason, k.compile_seconds * 1e3, k.calls, k.run_seconds * 1e3)
+            (k.name, ", ".join(k.ops), k.how(), _compile_seconds(k) * 1e3, k.calls, k.run_seconds * 1e3)
             for k in self.kernels
         ]
 
     def __str__(self) -> str:
-        lines = [f"{len(self.kernels)} kernels: {sum(k.native for k in self.kernels)} native, {sum(not k.native for k in self.kernels)} fell back to numpy"]
+        native = sum(k.ran_native for k in self.kernels)
+        lines = [f"{len(self.kernels)} kernels: {native} native, {len(self.kernels) - native} fell back to numpy"]
         lines.append(f"{'kernel':40} {'how':28} {'compile ms':>10} {'calls':>6} {'run ms':>9}")
         for name, ops, how, comp, calls, run in self.rows():
             lines.append(f"{name[:40]:40} {how[:28]:28} {comp:10.2f} {calls:6d} {run:9.3f}")
@@ -108,6 +109,14 @@ class BuildReport:
         fb = self.fallback_ops
         note = html.escape("fell back: " + (", ".join(f"{op} ({why})" for op, why in fb.items()) or "none"))
         return f"<table><tr>{head}</tr>{body}</table><p>{note}</p>"
+
+
+def _compile_seconds(k: Kernel) -> float:
+    """A kernel's compile time; a specializing kernel's is that of its shapes so far."""
+    shapes = getattr(k, "specialized", None)
+    if shapes is not None:
+        return sum(s.compile_seconds for s in shapes.values())
+    return k.compile_seconds
 
 
 class BuiltModule:

@@ -73,7 +73,7 @@ class KernelCache:
                 if structural_equal(k.func, func, map_free_vars=True):
                     self.hits += 1
                     return k
-            kernel = compile_kernel(func)
+            kernel = compile_kernel(func, self)
             if kernel.native:
                 self.compiles += 1
             else:
@@ -103,14 +103,21 @@ def _ops(func: Function) -> list[str]:
     return [n.op.name for n in post_order(func.body) if type(n) is Call and type(n.op) is Op]
 
 
-def compile_kernel(func: Function) -> Kernel:
-    """Lower and compile ``func``; a fallback kernel (with the reason) if it has no lowering."""
+def compile_kernel(func: Function, cache: Optional["KernelCache"] = None) -> Kernel:
+    """Lower and compile ``func``; a fallback kernel (with the reason) if it has no lowering.
+
+    A function with ``?`` dims gets a :class:`~.specialize.SpecializingKernel`, which
+    compiles (through ``cache``) one kernel per distinct argument shape when called.
+    """
     from .codegen import Unsupported, lower
     from .jit import compile_ir
+    from .specialize import SpecializingKernel, can_specialize
 
     start = time.perf_counter()
     ops = _ops(func)
     name = kernel_name(ops)
+    if can_specialize(func, ops):
+        return SpecializingKernel(name, func, ops, cache)
     symbol = f"{name}_{next(_counter)}"
     try:
         lowered = lower(func, symbol)

@@ -158,6 +158,16 @@ class Kernel:
     def mean_run_seconds(self) -> float:
         return self.run_seconds / self.calls if self.calls else 0.0
 
+    @property
+    def ran_native(self) -> bool:
+        """Whether this kernel's calls run compiled code (a specializing kernel's do when
+        every shape it was called with compiled)."""
+        return self.native
+
+    def how(self) -> str:
+        """One phrase for reports: ``native`` or ``numpy: <why>``."""
+        return "native" if self.native else "numpy: " + self.reason
+
     def summary(self) -> str:
         how = "native" if self.native else f"fallback to numpy ({self.reason})"
         return (

@@ -15,7 +15,7 @@ import numpy as np
 from ...errors import EvalError
 from ...eval.values import format_value
 from ..annotation import _IDENTITIES
-from ..registry import register_column
+from ..registry import get_column, register_column
 
 _PASS_THROUGH = (
     *_IDENTITIES,
@@ -66,12 +66,11 @@ def _simulated_quantize(args: list, attrs: Any = None, out_type: Any = None) -> 
             "relay.op.annotation.simulated_quantize: only sign=True with rounding=\"round\" "
             "is defined (as in TVM)"
         )
-    dtype = np.asarray(data).dtype
+    data = np.asarray(data)
     with np.errstate(all="ignore"):
-        scaled = np.minimum(np.maximum(np.asarray(data) / scale, lo), hi)
-        # round halves away from zero, as TVM's round (llvm.round) does
-        rounded = np.copysign(np.floor(np.abs(scaled) + 0.5), scaled)
-        return (rounded * scale).astype(dtype, copy=False)
+        scaled = np.minimum(np.maximum(data / scale, lo), hi).astype(data.dtype, copy=False)
+        rounded = get_column("impl")["round"]([scaled], None, None)  # halves away from zero
+        return (rounded * scale).astype(data.dtype, copy=False)
 
 
 register_column("impl", "debug", _debug)

@@ -1,0 +1,82 @@
+"""The JIT on `?` dimensions: one kernel compiled per argument shape, checked before each call."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import relay_nb as relay
+from relay_nb.backend.llvm.cache import KernelCache
+from relay_nb.backend.llvm.specialize import SpecializingKernel
+
+HEADER = '#[version = "0.0.5"]\n'
+
+CHAIN = HEADER + """def @main(%x: Tensor[(?, 3), float32], %y: Tensor[(3), float32]) {
+  %0 = exp(%x);
+  %1 = add(%0, %y);
+  nn.relu(%1)
+}"""
+
+
+def _chain(x, y):
+    return np.maximum(np.exp(x.astype("float64")) + y, 0)
+
+
+def test_each_shape_compiles_once_and_runs_natively():
+    cache = KernelCache()
+    lib = relay.build(relay.parse(CHAIN), cache=cache)
+    (kernel,) = lib.kernels
+    assert isinstance(kernel, SpecializingKernel)
+    rng = np.random.default_rng(0)
+    y = rng.standard_normal(3).astype("float32")
+    for n in (2, 7, 2, 7, 0):
+        x = rng.standard_normal((n, 3)).astype("float32")
+        np.testing.assert_allclose(lib(x, y), _chain(x, y), rtol=2e-6, atol=1e-6)
+    assert cache.stats()["compiles"] == 3  # n = 2, 7 and 0; the repeats hit
+    assert [k.native for k in kernel.specialized.values()] == [True, True, True]
+    report = lib.report()
+    assert report.native_ops == ["add", "exp", "nn.relu"] and not report.fallback_ops
+    assert "per shape: 3 of 3 native" in str(report)
+
+
+def test_dynamic_dims_broadcast_by_their_run_time_sizes():
+    mod = relay.parse(
+        HEADER + "def @main(%a: Tensor[(?, 3), float32], %b: Tensor[(?, 3), float32]) {\n"
+        "  multiply(%a, %b)\n}"
+    )
+    lib = relay.build(mod, cache=KernelCache())
+    a = np.arange(6, dtype="float32").reshape(2, 3)
+    np.testing.assert_array_equal(lib(a, np.full((1, 3), 2, "float32")), a * 2)
+    np.testing.assert_array_equal(lib(a, a), a * a)
+    with pytest.raises(relay.RelayError, match=r"for these argument shapes.*do not broadcast"):
+        lib(a, np.ones((4, 3), "float32"))
+
+
+def test_arguments_are_checked_before_a_native_call():
+    lib = relay.build(relay.parse(CHAIN), cache=KernelCache())
+    kernel = lib.kernels[0]
+    y = np.zeros(3, "float32")
+    with pytest.raises(relay.RelayError, match=r"expects Tensor\[\(\?, 3\), float32\], got an array of shape \(2, 4\)"):
+        kernel([np.zeros((2, 4), "float32"), y])
+    with pytest.raises(relay.RelayError, match="got an array of float64"):
+        kernel([np.zeros((2, 3), "float64"), y])
+    with pytest.raises(relay.RelayError, match="expects 2 arguments, got 1"):
+        kernel([y])
+
+
+def test_value_dependent_shapes_stay_on_numpy():
+    mod = relay.parse(
+        HEADER + "def @main(%x: Tensor[(?, 3), float32], %s: Tensor[(2), int64]) {\n"
+        "  dyn.reshape(exp(%x), %s)\n}"
+    )
+    lib = relay.build(mod, cache=KernelCache())
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    np.testing.assert_allclose(lib(x, np.array([3, 2], "int64")), np.exp(x).reshape(3, 2), rtol=1e-6)
+    assert "dyn.reshape" in lib.report().fallback_ops
+
+
+def test_the_jit_executor_specializes_too():
+    run = relay.create_executor("jit", mod=relay.parse(CHAIN)).evaluate()
+    x = np.ones((4, 3), "float32")
+    y = np.ones(3, "float32")
+    np.testing.assert_allclose(run(x, y), _chain(x, y), rtol=2e-6)
