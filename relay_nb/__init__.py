@@ -67,6 +67,9 @@ _LAZY: dict[str, str] = {
     "create_executor": "eval.executor:create_executor",
     "optimize": "transform.pipeline:optimize",
     "build": "backend.llvm.build:build",
+    # relay.build_module.bind_params_by_name, as in TVM
+    "build_module": "transform.bind_params",
+    "testing": "testing",
     # subpackages used as namespaces, as in TVM
     "ir": "ir",
     "op": "op",

@@ -203,7 +203,9 @@ def build(
     target : str
         Only ``"llvm"`` (the host CPU, through llvmlite).
     params : dict, optional
-        Not supported yet (bind constants with ``relay.const`` in the program).
+        Arrays for parameters of ``@main``, by name (as workloads and importers return
+        them): bound as constants before optimization, so what depends only on weights is
+        folded at build time; the built function then takes the remaining parameters.
     cache : KernelCache, optional
         Where kernels are looked up and stored (default: the process-wide cache).
     scalars : {"interpret", "native"}
@@ -227,9 +229,10 @@ def build(
 
     if target not in ("llvm", None) and str(target).split()[0] != "llvm":
         raise RelayError(f"build: only the 'llvm' target exists, got {target!r}")
-    if params:
-        raise RelayError("build: params are not supported; use relay.const in the program")
+    from ...transform.bind_params import bind_module_params
     from ...transform.infra import PassContext
+
+    mod = bind_module_params(mod, params or {})
     from ...transform.pipeline import optimize
 
     optimized = optimize(mod, opt_level=PassContext.current().opt_level)
