@@ -76,6 +76,7 @@ _LAZY: dict[str, str] = {
     "syntax": "syntax",
     "nn": "op.nn",
     "image": "op.image",
+    "qnn": "op.qnn",
     "viz": "viz",
     # notebook layer (imports IPython / ipywidgets only when used)
     "notebook": "notebook",

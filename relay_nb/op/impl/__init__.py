@@ -42,5 +42,7 @@ from .. import reduce as _reduce_ops  # noqa: F401
 from .. import tensor as _tensor_ops  # noqa: F401
 from .. import transform as _transform_ops  # noqa: F401
 from . import image, nn, reduce, tensor, transform
+from .. import qnn as _qnn_ops  # noqa: F401,E402
+from . import qnn  # noqa: E402
 
 __all__ = ["image", "nn", "reduce", "tensor", "transform"]
