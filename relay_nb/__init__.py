@@ -77,6 +77,7 @@ _LAZY: dict[str, str] = {
     "nn": "op.nn",
     "image": "op.image",
     "qnn": "op.qnn",
+    "vision": "op.vision",
     "viz": "viz",
     # notebook layer (imports IPython / ipywidgets only when used)
     "notebook": "notebook",

@@ -44,5 +44,7 @@ from .. import transform as _transform_ops  # noqa: F401
 from . import image, nn, reduce, tensor, transform
 from .. import qnn as _qnn_ops  # noqa: F401,E402
 from . import qnn  # noqa: E402
+from .. import vision as _vision_ops  # noqa: F401,E402
+from . import vision  # noqa: E402
 
 __all__ = ["image", "nn", "reduce", "tensor", "transform"]
