@@ -78,6 +78,7 @@ _LAZY: dict[str, str] = {
     "image": "op.image",
     "qnn": "op.qnn",
     "vision": "op.vision",
+    "random": "op.random",
     "viz": "viz",
     # notebook layer (imports IPython / ipywidgets only when used)
     "notebook": "notebook",

@@ -46,5 +46,7 @@ from .. import qnn as _qnn_ops  # noqa: F401,E402
 from . import qnn  # noqa: E402
 from .. import vision as _vision_ops  # noqa: F401,E402
 from . import vision  # noqa: E402
+from .. import random as _random_ops  # noqa: F401,E402
+from . import random  # noqa: E402
 
 __all__ = ["image", "nn", "reduce", "tensor", "transform"]
