@@ -475,7 +475,7 @@ QNN_OPS = [
         schema("relay.attrs.SimulatedQuantizeAttrs", ("axis", "int", -1)),
         OpPattern.OPAQUE,
         ("data", "out_dtype", "output_scale", "output_zero_point"),
-        "quantize without changing the dtype: the dtype to simulate is an int32 code tensor "
+        "Quantize without changing the dtype: the dtype to simulate is an int32 code tensor "
         "(0 disable, 1 int8, 2 uint8, 3 int32), so it can change at run time.",
     ),
     (
@@ -485,7 +485,7 @@ QNN_OPS = [
         schema("relay.attrs.DequantizeAttrs", ("out_dtype", "dtype", ""), ("axis", "int", -1)),
         OpPattern.OPAQUE,
         ("data", "in_dtype", "input_scale", "input_zero_point"),
-        "dequantize without changing the dtype: ``(data - zero_point) * scale`` unless the "
+        "Dequantize without changing the dtype: ``(data - zero_point) * scale`` unless the "
         "dtype code is 0 (disable).",
     ),
     *[
@@ -538,7 +538,7 @@ QNN_OPS = [
         ),
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _GEMM_ARGS,
-        "qnn.dense with the weight packed as ``(units / n, K / k, n, k)`` (layout ``NC<n>n<k>c``).",
+        "Quantized dense with the weight packed as ``(units / n, K / k, n, k)`` (layout ``NC<n>n<k>c``).",
     ),
     (
         "qnn.batch_matmul",
