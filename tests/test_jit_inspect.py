@@ -96,4 +96,6 @@ def test_every_op_with_an_impl_has_an_llvm_rule_or_is_reported():
     # Ops other test modules register for themselves (named "test_*.op") are not ours.
     missing = sorted(name for name in set(impl) - set(rules) if not name.startswith("test"))
     assert len(rules) >= 110
-    assert set(missing) <= {"arange"}, missing
+    # qnn.*, vision.* and random.* run in the interpreter inside JIT-built programs (issue 12)
+    interpreted = ("qnn.", "vision.", "random.")
+    assert {n for n in missing if not n.startswith(interpreted)} <= {"arange"}, missing

@@ -15,6 +15,7 @@ try:
     from ._reporter import T, infer
 except ImportError:
     from _reporter import T, infer
+from jit_testing import assert_native, assert_same, run_both
 
 F, I = T((), "float32"), T((), "int32")
 
@@ -169,3 +170,12 @@ def test_relay_build_runs_vision_ops_interpreted():
     report = lib.report()
     for op in ("vision.get_valid_counts", "vision.non_max_suppression"):
         assert op in report.fallback_ops or op in report.interpreted_ops, str(report)
+
+
+@pytest.mark.parametrize("shape, stride", [((1, 4, 2, 2), 2), ((2, 8, 4, 6), 2), ((1, 18, 3, 6), 3), ((2, 3, 2, 2), 1)])
+def test_yolo_reorg_lowers_to_native_code_and_fuses(shape, stride):
+    x = np.random.default_rng(1).normal(size=shape).astype("float32")
+    text = f"def @main(%x: Tensor[{shape}, float32]) {{ exp(vision.yolo_reorg(nn.relu(%x), stride={stride})) }}"
+    ref, out, ex = run_both(text, x)
+    assert_same(ref, out)
+    assert_native(ex)
