@@ -63,6 +63,13 @@ ACCEPT = [
     ("qnn.softmax", (T((2, 5), "int8"), S, Z, S, Z), {}, T((2, 5), "int8")),
     ("qnn.leaky_relu", (T((2, 5), "uint8"), S, Z, S, Z), {"alpha": 0.1}, T((2, 5), "uint8")),
     ("qnn.tanh", (T((Any, 5), "int8"), S, Z, S, Z), {}, T((Any, 5), "int8")),
+    # dynamic dimensions flow through, also into per-channel parameters
+    ("qnn.quantize", (T((Any, Any)), T((Any,)), T((Any,), "int32")), {"out_dtype": "int8"}, T((Any, Any), "int8")),
+    ("qnn.dense", (T((Any, 8), "int8"), T((Any, 8), "int8"), Z, T((Any,), "int32"), S, T((Any,))), {"out_dtype": "int32"}, T((Any, Any), "int32")),
+    ("qnn.conv2d", (T((Any, 3, Any, 8), "int8"), T((Any, 3, 3, 3), "int8"), Z, Z, S, T((Any,))), {"out_dtype": "int32"}, T((Any, Any, Any, 6), "int32")),
+    ("qnn.conv2d", (T((1, 4, 8, 8), "int8"), T((4, 1, 3, 3), "int8"), Z, Z, S, T((4,))), {"out_dtype": "int32", "groups": 4, "channels": 4}, T((1, 4, 6, 6), "int32")),
+    ("qnn.contrib_dense_pack", (T((Any, 8), "int8"), T((Any, 2, 4, 4), "int8"), Z, Z, S, S), {"out_dtype": "int32"}, T((Any, Any), "int32")),
+    ("qnn.concatenate", (TupleType((T((Any,), "int8"), T((3,), "int8"))), TupleType((S, S)), TupleType((Z, Z)), S, Z), {"axis": 0}, T((Any,), "int8")),
 ]
 
 

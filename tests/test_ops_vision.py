@@ -60,6 +60,14 @@ ACCEPT = [
     ("vision.yolo_reorg", (T((Any, 4, 6, Any)),), {"stride": 3}, T((Any, 36, 2, Any))),
     ("vision.proposal", (T((2, 6, 4, 4)), T((2, 12, 4, 4)), T((2, 3))),
      {"scales": [1.0, 2.0, 4.0], "ratios": [1.0], "rpn_post_nms_top_n": 10}, T((20, 5))),
+    # dynamic dimensions
+    ("vision.proposal", (T((Any, 6, Any, 4)), T((Any, 12, Any, 4)), T((Any, 3))),
+     {"scales": [1.0, 2.0, 4.0], "ratios": [1.0]}, T((Any, 5))),
+    ("vision.multibox_prior", (T((1, 3, Any, 5)),), {}, T((1, Any, 4))),
+    ("vision.multibox_transform_loc", (T((Any, 3, Any)), T((Any, Any)), T((1, Any, 4))), {},
+     TupleType((T((Any, Any, 6)), T((Any,), "int32")))),
+    ("vision.roi_pool", (T((Any, 3, Any, 8)), T((Any, 5))), {"pooled_size": [2, 2], "spatial_scale": 1.0},
+     T((Any, 3, 2, 2))),
 ]
 
 
