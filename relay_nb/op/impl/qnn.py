@@ -20,8 +20,8 @@ with the same dtypes at each step (int32 arithmetic wraps, as in TVM):
 TVM's ``rounding="None"`` / ``compute_dtype="None"`` mean "the current
 ``qnn.requantize_config``", whose defaults are UPWARD and -- on x86 CPUs with SSE4.1 only --
 float32.  The interpreter has no target, so "None" means the target-independent integer
-program; pass ``compute_dtype="float32"`` for TVM's x86 result (the two differ by one in
-rare ties, when float32 cannot represent ``v + 0.5`` exactly).
+program; pass ``compute_dtype="float32"`` for TVM's x86 result (the two can differ by one
+where float32 rounds: near ties, and for values beyond 2**24 in magnitude).
 """
 
 from __future__ import annotations
