@@ -106,8 +106,14 @@ TIES = q8([-3, -2, -1, 0, 1, 2, 3], "int32")
 )
 def test_requantize_rounding_ties(rounding, compute, expected):
     e = qnn.requantize(
-        var("q", TIES), f32(1), i32(0), f32(2), i32(0),
-        rounding=rounding, compute_dtype=compute, out_dtype="int8",
+        var("q", TIES),
+        f32(1),
+        i32(0),
+        f32(2),
+        i32(0),
+        rounding=rounding,
+        compute_dtype=compute,
+        out_dtype="int8",
     )
     assert run(e, TIES).tolist() == expected
 
@@ -160,8 +166,13 @@ def _reference_requantize(q, s_in, s_out, zp_in, zp_out, nearest):
 def test_requantize_matches_exact_fixed_point_arithmetic(q, s_in, s_out, zp_in, zp_out, nearest):
     data = np.array(q, "int8")
     e = qnn.requantize(
-        var("q", data), f32(s_in), i32(zp_in), f32(s_out), i32(zp_out),
-        rounding="TONEAREST" if nearest else "UPWARD", out_dtype="int8",
+        var("q", data),
+        f32(s_in),
+        i32(zp_in),
+        f32(s_out),
+        i32(zp_out),
+        rounding="TONEAREST" if nearest else "UPWARD",
+        out_dtype="int8",
     )
     assert run(e, data).tolist() == _reference_requantize(q, s_in, s_out, zp_in, zp_out, nearest)
 
@@ -190,7 +201,9 @@ def test_simulated_quantize_and_dequantize():
 
 def binary(op, lhs, rhs, ls, lz, rs, rz, os, oz, **kw):
     return run(
-        op(var("l", lhs), var("r", rhs), f32(ls), i32(lz), f32(rs), i32(rz), f32(os), i32(oz), **kw),
+        op(
+            var("l", lhs), var("r", rhs), f32(ls), i32(lz), f32(rs), i32(rz), f32(os), i32(oz), **kw
+        ),
         lhs,
         rhs,
     ).tolist()
@@ -232,7 +245,9 @@ def test_mul_per_channel():
     e = qnn.mul(var("l", lhs), var("r", rhs), ls, z, rs, z, f32(1), i32(0), lhs_axis=1, rhs_axis=1)
     # products 6 and 12; channel scales 1 and 0.25: 6, 1.5 -> 2, 12, 3
     assert run(e, lhs, rhs).tolist() == [[6, 2], [12, 3]]
-    bad = qnn.mul(var("l", lhs), var("r", rhs), ls, z, rs, z, f32(1), i32(0), lhs_axis=1, rhs_axis=0)
+    bad = qnn.mul(
+        var("l", lhs), var("r", rhs), ls, z, rs, z, f32(1), i32(0), lhs_axis=1, rhs_axis=0
+    )
     with pytest.raises(EvalError, match="lhs_axis and rhs_axis are not the same"):
         run(bad, lhs, rhs)
 
@@ -266,7 +281,9 @@ def test_dense_sums_in_int32_and_wraps_like_tvm():
     w = np.full((1, n), -128, "int8")
     e = qnn.dense(var("x", x), var("w", w), i32(0), i32(0), f32(1), f32(1), units=1)
     assert run(e, x, w).tolist() == [[16384 * n - 2**32]]
-    e = qnn.dense(var("x", x), var("w", w), i32(0), i32(0), f32(1), f32(1), units=1, out_dtype="int64")
+    e = qnn.dense(
+        var("x", x), var("w", w), i32(0), i32(0), f32(1), f32(1), units=1, out_dtype="int64"
+    )
     assert run(e, x, w).tolist() == [[16384 * n]]
 
 
@@ -294,8 +311,15 @@ def test_conv2d_pads_with_the_zero_point():
     wz = relay.const(np.array([0, 1], "int32"))
     ws = relay.const(np.array([1, 1], "float32"))
     e = qnn.conv2d(
-        var("x", x), var("w", w), i32(1), wz, f32(1), ws,
-        kernel_size=(1, 1), channels=2, padding=(1, 1),
+        var("x", x),
+        var("w", w),
+        i32(1),
+        wz,
+        f32(1),
+        ws,
+        kernel_size=(1, 1),
+        channels=2,
+        padding=(1, 1),
     )
     got = run(e, x, w)
     inner = [[0, 1], [2, 3]]  # x - 1; padding contributes (zp - zp) = 0
@@ -307,16 +331,22 @@ def test_conv2d_pads_with_the_zero_point():
 def test_conv2d_transpose():
     x = q8([[[[1, 2], [3, 4]]]])
     w = np.full((1, 1, 2, 2), 2, "int8")
-    e = qnn.conv2d_transpose(var("x", x), var("w", w), i32(1), i32(1), f32(1), f32(1), kernel_size=(2, 2), channels=1)
+    e = qnn.conv2d_transpose(
+        var("x", x), var("w", w), i32(1), i32(1), f32(1), f32(1), kernel_size=(2, 2), channels=1
+    )
     # full correlation of [[0, 1], [2, 3]] with a 2x2 of ones
     assert run(e, x, w)[0, 0].tolist() == [[0, 1, 1], [2, 6, 4], [2, 5, 3]]
 
 
 def test_avg_pool2d_requantizes_then_divides_truncating():
     x = q8([[[[1, 2], [3, 4]]]])
-    e = qnn.avg_pool2d(var("x", x), f32(1), i32(0), f32(1), i32(0), (2, 2), (1, 1), (0, 0), (1, 1), layout="NCHW")
+    e = qnn.avg_pool2d(
+        var("x", x), f32(1), i32(0), f32(1), i32(0), (2, 2), (1, 1), (0, 0), (1, 1), layout="NCHW"
+    )
     assert run(e, x).tolist() == [[[[2]]]]  # 10 / 4 = 2.5 -> 2
-    e = qnn.avg_pool2d(var("x", x), f32(1), i32(0), f32(0.5), i32(0), (2, 2), (1, 1), (0, 0), (1, 1), layout="NCHW")
+    e = qnn.avg_pool2d(
+        var("x", x), f32(1), i32(0), f32(0.5), i32(0), (2, 2), (1, 1), (0, 0), (1, 1), layout="NCHW"
+    )
     assert run(e, x).tolist() == [[[[5]]]]  # 2, 4, 6, 8 -> 20 / 4
 
 

@@ -17,8 +17,16 @@ PARITY = 0x1BD11BDAA9FC1A22
 
 # Random123's kat_vectors for threefry4x64_20: (counter, key, output).
 KAT = [
-    ([0] * 4, [0] * 4, [0x09218EBDE6C85537, 0x55941F5266D86105, 0x4BD25E16282434DC, 0xEE29EC846BD2E40B]),
-    ([ONES] * 4, [ONES] * 4, [0x29C24097942BBA1B, 0x0371BBFB0F6F4E11, 0x3C231FFA33F83A1C, 0xCD29113FDE32D168]),
+    (
+        [0] * 4,
+        [0] * 4,
+        [0x09218EBDE6C85537, 0x55941F5266D86105, 0x4BD25E16282434DC, 0xEE29EC846BD2E40B],
+    ),
+    (
+        [ONES] * 4,
+        [ONES] * 4,
+        [0x29C24097942BBA1B, 0x0371BBFB0F6F4E11, 0x3C231FFA33F83A1C, 0xCD29113FDE32D168],
+    ),
     (
         [0x243F6A8885A308D3, 0x13198A2E03707344, 0xA4093822299F31D0, 0x082EFA98EC4E6C89],
         [0x452821E638D01377, 0xBE5466CF34E90C6C, 0xBE5466CF34E90C6C, 0xC0AC29B7C97C50DD],
@@ -68,7 +76,12 @@ def test_threefry_key_layout():
 def test_generate_known_answer_from_key_zero():
     new_key, bits = generate(rnd.threefry_key(0), (4,))
     # the first counter block is (path, counter) = 0: the zero-key KAT without its final injection
-    assert bits.tolist() == [0x09218EBDE6C85537, 0x55941F5266D86105, 0x4BD25E16282434DC, 0xEE29EC846BD2E40B - 5]
+    assert bits.tolist() == [
+        0x09218EBDE6C85537,
+        0x55941F5266D86105,
+        0x4BD25E16282434DC,
+        0xEE29EC846BD2E40B - 5,
+    ]
     assert new_key.tolist() == [0, 0, 0, 0, 0, 0, 0, 4, 1 << 63, 0]
 
 
@@ -76,7 +89,9 @@ def test_generate_blocks_and_remainder_use_tvm_counters():
     zero = np.zeros(4, "uint64")
     _, eight = generate(rnd.threefry_key(0), (2, 4))
     # block i encrypts (path, counter) + i, i added to all four words, as topi does
-    assert eight.reshape(-1)[4:].tolist() == threefry4x64(zero, np.ones((1, 4), "uint64"))[0].tolist()
+    assert (
+        eight.reshape(-1)[4:].tolist() == threefry4x64(zero, np.ones((1, 4), "uint64"))[0].tolist()
+    )
     new_key, seven = generate(rnd.threefry_key(0), (7,))
     assert seven[:4].tolist() == eight.reshape(-1)[:4].tolist()
     # the last partial block bumps the counter word by the whole blocks done (4)
@@ -109,7 +124,9 @@ def test_split_keys_differ_and_follow_the_path_rules():
 def test_split_with_a_full_path_derives_a_new_key():
     words = [1, 2, 3, 4, 5, 6, 7, 8, 0, 0]
     left, right = run(rnd.threefry_split(key_of(words)))
-    fresh = threefry4x64(np.array(words[:4], "uint64"), np.array([words[4:8]], "uint64"))[0].tolist()
+    fresh = threefry4x64(np.array(words[:4], "uint64"), np.array([words[4:8]], "uint64"))[
+        0
+    ].tolist()
     assert left.tolist() == fresh + [0, 0, 0, 0, 1 << 62, 0]
     assert right.tolist() == fresh + [1 << 63, 0, 0, 0, 1 << 62, 0]
 

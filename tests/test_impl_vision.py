@@ -165,7 +165,9 @@ def roi_align(rois, pooled, **kw):
 def test_roi_align_averages_bilinear_samples():
     # roi 3x3, one bin, 2x2 samples at 0.75 and 2.25: 3.75, 5.25, 9.75, 11.25
     assert roi_align([[0, 0, 0, 3, 3]], (1, 1), sample_ratio=2).tolist() == [[[[7.5]]]]
-    assert roi_align([[0, 0, 0, 3, 3]], (1, 1), sample_ratio=2, mode="max").tolist() == [[[[11.25]]]]
+    assert roi_align([[0, 0, 0, 3, 3]], (1, 1), sample_ratio=2, mode="max").tolist() == [
+        [[[11.25]]]
+    ]
     got = roi_align([[0, 0, 0, 3, 3]], (2, 2), sample_ratio=1)
     assert got.tolist() == [[[[3.75, 5.25], [9.75, 11.25]]]]
     # adaptive grid: ceil(3 / 1) = 3 samples per side at 0.5, 1.5, 2.5
@@ -200,11 +202,17 @@ def test_roi_pool_takes_the_maximum_of_each_bin():
 def test_multibox_prior():
     x = np.zeros((1, 1, 2, 2), "float32")
     got = run(vision.multibox_prior(var("x", x), sizes=(0.5,)), x)
-    assert got.tolist() == [[[0, 0, 0.5, 0.5], [0.5, 0, 1, 0.5], [0, 0.5, 0.5, 1], [0.5, 0.5, 1, 1]]]
+    assert got.tolist() == [
+        [[0, 0, 0.5, 0.5], [0.5, 0, 1, 0.5], [0, 0.5, 0.5, 1], [0.5, 0.5, 1, 1]]
+    ]
     got = run(vision.multibox_prior(var("x", x), sizes=(0.5, 0.25), ratios=(1, 4), clip=True), x)
     assert got.shape == (1, 12, 4)
     # pixel (0, 0): size 0.5, size 0.25, ratio 4 (half width 0.5, half height 0.125), clipped
-    assert got[0, :3].tolist() == [[0, 0, 0.5, 0.5], [0.125, 0.125, 0.375, 0.375], [0, 0.125, 0.75, 0.375]]
+    assert got[0, :3].tolist() == [
+        [0, 0, 0.5, 0.5],
+        [0.125, 0.125, 0.375, 0.375],
+        [0, 0.125, 0.75, 0.375],
+    ]
 
 
 def test_multibox_transform_loc():
@@ -212,13 +220,17 @@ def test_multibox_transform_loc():
     anchors = np.array([[[0.1, 0.2, 0.5, 0.6], [0.5, 0.5, 0.9, 0.9]]], "float32")
     loc = np.zeros((1, 8), "float32")
     loc[0, 0] = 0.5  # x offset of anchor 0: 0.5 * 0.1 * 0.4 = 0.02
-    e = vision.multibox_transform_loc(var("c", cls), var("l", loc), var("a", anchors), threshold=0.1)
+    e = vision.multibox_transform_loc(
+        var("c", cls), var("l", loc), var("a", anchors), threshold=0.1
+    )
     out, count = run(e, cls, loc, anchors)
     # anchor 0: class 1 (stored as 0) with 0.7; anchor 1: best foreground 0.05 < 0.1 -> dropped
     assert count.tolist() == [1]
     np.testing.assert_allclose(out[0, 0], [0, 0.7, 0.12, 0.2, 0.52, 0.6], rtol=1e-6)
     assert (out[0, 1] == -1).all()
-    e = vision.multibox_transform_loc(var("c", cls), var("l", loc), var("a", anchors), keep_background=True)
+    e = vision.multibox_transform_loc(
+        var("c", cls), var("l", loc), var("a", anchors), keep_background=True
+    )
     out, count = run(e, cls, loc, anchors)
     assert count.tolist() == [2]
     assert out[0, :, 0].tolist() == [1, 0] and out[0, 1, 1] == np.float32(0.9)
@@ -253,8 +265,16 @@ def test_yolo_reorg():
 
 
 def proposal(cls, deltas, im_info, **kw):
-    args = dict(scales=(1.0,), ratios=(1.0,), feature_stride=4, threshold=0.7,
-                rpn_pre_nms_top_n=-1, rpn_post_nms_top_n=6, rpn_min_size=1, iou_loss=False)
+    args = {
+        "scales": (1.0,),
+        "ratios": (1.0,),
+        "feature_stride": 4,
+        "threshold": 0.7,
+        "rpn_pre_nms_top_n": -1,
+        "rpn_post_nms_top_n": 6,
+        "rpn_min_size": 1,
+        "iou_loss": False,
+    }
     args.update(kw)
     e = vision.proposal(var("c", cls), var("d", deltas), var("i", im_info), **args)
     return run(e, cls, deltas, im_info)
@@ -270,7 +290,12 @@ def test_proposal_sorts_and_cycles_the_kept_boxes():
     got = proposal(CLS, np.zeros((1, 4, 2, 2), "float32"), INFO)
     assert got[:, 0].tolist() == [0] * 6
     assert got[:, 1:].tolist() == [
-        [0, 0, 3, 3], [4, 0, 7, 3], [0, 4, 3, 7], [4, 4, 7, 7], [0, 0, 3, 3], [4, 0, 7, 3]
+        [0, 0, 3, 3],
+        [4, 0, 7, 3],
+        [0, 4, 3, 7],
+        [4, 4, 7, 7],
+        [0, 0, 3, 3],
+        [4, 0, 7, 3],
     ]
     got = proposal(CLS, np.zeros((1, 4, 2, 2), "float32"), INFO, rpn_pre_nms_top_n=3)
     assert got[:, 1:].tolist()[3:] == [[0, 0, 3, 3], [4, 0, 7, 3], [0, 4, 3, 7]]

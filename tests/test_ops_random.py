@@ -3,6 +3,8 @@ round trips with attributes, and random ops inside JIT-built programs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -20,19 +22,39 @@ KEY = T((10,), "uint64")
 
 
 def test_all_5_tvm_random_ops_are_registered_with_numpy_implementations():
-    tvm = [l.strip() for l in open(relay.op.__path__[0] + "/tvm_ops.txt") if l.startswith("random.")]
+    names = Path(relay.op.__path__[0], "tvm_ops.txt").read_text().split()
+    tvm = [n for n in names if n.startswith("random.")]
     assert len(tvm) == 5 and set(tvm) <= set(list_ops())
     for name in tvm:
         assert get_op(name).get_attr("impl") is not None, name
 
 
 ACCEPT = [
-    ("random.threefry_generate", (KEY,), {"out_shape": [2, 3]}, TupleType((KEY, T((2, 3), "uint64")))),
+    (
+        "random.threefry_generate",
+        (KEY,),
+        {"out_shape": [2, 3]},
+        TupleType((KEY, T((2, 3), "uint64"))),
+    ),
     ("random.threefry_split", (KEY,), {}, TupleType((KEY, KEY))),
-    ("random.uniform", (KEY, T(()), T(())), {"out_shape": [4], "out_dtype": "float32"}, TupleType((KEY, T((4,))))),
-    ("random.normal", (KEY, T((), "float64"), T((), "float64")), {"out_shape": [], "out_dtype": "float64"},
-     TupleType((KEY, T((), "float64")))),
-    ("random.multinomial", (KEY, T((2, 5))), {"num_samples": 3}, TupleType((KEY, T((2, 3), "int32")))),
+    (
+        "random.uniform",
+        (KEY, T(()), T(())),
+        {"out_shape": [4], "out_dtype": "float32"},
+        TupleType((KEY, T((4,)))),
+    ),
+    (
+        "random.normal",
+        (KEY, T((), "float64"), T((), "float64")),
+        {"out_shape": [], "out_dtype": "float64"},
+        TupleType((KEY, T((), "float64"))),
+    ),
+    (
+        "random.multinomial",
+        (KEY, T((2, 5))),
+        {"num_samples": 3},
+        TupleType((KEY, T((2, 3), "int32"))),
+    ),
     ("random.multinomial", (KEY, T((Any, 5))), {}, TupleType((KEY, T((Any, 1), "int32")))),
 ]
 
@@ -48,13 +70,37 @@ def test_an_unannotated_key_gets_the_key_type():
 
 
 REJECT = [
-    ("random.threefry_generate", (T((9,), "uint64"),), {"out_shape": [2]}, r"the key must be a threefry key Tensor\[\(10\), uint64\]"),
+    (
+        "random.threefry_generate",
+        (T((9,), "uint64"),),
+        {"out_shape": [2]},
+        r"the key must be a threefry key Tensor\[\(10\), uint64\]",
+    ),
     ("random.threefry_split", (T((10,), "int64"),), {}, "the key must be a threefry key"),
-    ("random.uniform", (KEY, T((), "int32"), T((), "int32")), {"out_shape": [4], "out_dtype": "int32"},
-     "We only support generating uniform random value of type float32 or float64, got int32"),
-    ("random.normal", (KEY, T(()), T(())), {"out_shape": [4]}, "Normal random value of type float32 or float64, got unset"),
-    ("random.uniform", (KEY, T((2,)), T(())), {"out_shape": [4], "out_dtype": "float32"}, "low must be a scalar"),
-    ("random.uniform", (KEY, T((), "float64"), T(())), {"out_shape": [4], "out_dtype": "float32"}, "low must be a float32 scalar"),
+    (
+        "random.uniform",
+        (KEY, T((), "int32"), T((), "int32")),
+        {"out_shape": [4], "out_dtype": "int32"},
+        "We only support generating uniform random value of type float32 or float64, got int32",
+    ),
+    (
+        "random.normal",
+        (KEY, T(()), T(())),
+        {"out_shape": [4]},
+        "Normal random value of type float32 or float64, got unset",
+    ),
+    (
+        "random.uniform",
+        (KEY, T((2,)), T(())),
+        {"out_shape": [4], "out_dtype": "float32"},
+        "low must be a scalar",
+    ),
+    (
+        "random.uniform",
+        (KEY, T((), "float64"), T(())),
+        {"out_shape": [4], "out_dtype": "float32"},
+        "low must be a float32 scalar",
+    ),
     ("random.multinomial", (KEY, T(())), {}, "probs must have at least one dimension"),
 ]
 
@@ -66,11 +112,7 @@ def test_relation_rejects(op, args, attrs, message):
 
 
 def test_wrong_key_in_text_is_a_located_error():
-    text = (
-        "def @main(%k: Tensor[(9), uint64]) {\n"
-        "  random.threefry_split(%k)\n"
-        "}\n"
-    )
+    text = "def @main(%k: Tensor[(9), uint64]) {\n  random.threefry_split(%k)\n}\n"
     with pytest.raises(RelayTypeError, match="random.threefry_split: the key must be") as info:
         relay.transform.InferType()(relay.parse(text))
     assert info.value.line == 2
@@ -112,4 +154,6 @@ def test_relay_build_runs_random_ops_interpreted():
     np.testing.assert_array_equal(lib(key), want)
     assert ((want >= 1) & (want < 2)).all()
     report = lib.report()
-    assert "random.uniform" in report.fallback_ops or "random.uniform" in report.interpreted_ops, str(report)
+    assert "random.uniform" in report.fallback_ops or "random.uniform" in report.interpreted_ops, (
+        str(report)
+    )

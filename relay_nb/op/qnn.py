@@ -158,7 +158,9 @@ def _dequantize_rel(types, num_inputs, attrs, reporter):
     _per_axis(zp, "int32", dim, "input_zero_point", reporter)
     out = attrs["out_dtype"]
     if out not in ("float16", "float32"):
-        raise RelayTypeError(f"Output type should be one of [float16, float32] but was {out or 'unset'}")
+        raise RelayTypeError(
+            f"Output type should be one of [float16, float32] but was {out or 'unset'}"
+        )
     reporter.assign(types[3], TensorType(data.shape, out))
     return True
 
@@ -286,7 +288,12 @@ def _matmul_like_rel(name: str, nn_op: str, what: str, data_dtypes, weight_dtype
         if not (is_known(types[0]) and is_known(types[1])):
             return False
         data, weight = tensor(types[0], "data"), tensor(types[1], "weight")
-        _dtype(data, data_dtypes, f"Expected quantized {what} type({', '.join(data_dtypes)}) for input", reporter)
+        _dtype(
+            data,
+            data_dtypes,
+            f"Expected quantized {what} type({', '.join(data_dtypes)}) for input",
+            reporter,
+        )
         _dtype(
             weight,
             weight_dtypes,
@@ -358,7 +365,9 @@ def _conv_units(name, attrs, data, weight):
 def _out_units(attrs, weight, name):
     if name == "QnnDensePack":
         w = weight.shape
-        return w[0] * w[2] if len(w) == 4 and isinstance(w[0], int) and isinstance(w[2], int) else w[0]
+        return (
+            w[0] * w[2] if len(w) == 4 and isinstance(w[0], int) and isinstance(w[2], int) else w[0]
+        )
     return attrs["units"] if attrs["units"] is not None else weight.shape[0]
 
 
@@ -372,11 +381,17 @@ def _dense_pack_rel(types, num_inputs, attrs, reporter):
         raise RelayTypeError(f"Only 2D data is supported, found {type_text(data)}")
     if len(weight.shape) != 4:
         raise RelayTypeError(f"Expect weight to be 4D tensor, found {type_text(weight)}")
-    _dtype(data, ("int8", "uint8"), "Expected quantized dense type(int8, uint8) for input", reporter)
-    _dtype(weight, ("int8", "uint8"), "Expected quantized dense type(int8, uint8) for weight", reporter)
+    _dtype(
+        data, ("int8", "uint8"), "Expected quantized dense type(int8, uint8) for input", reporter
+    )
+    _dtype(
+        weight, ("int8", "uint8"), "Expected quantized dense type(int8, uint8) for weight", reporter
+    )
     out = attrs["out_dtype"]
     if out not in ("int32", "int64"):
-        raise RelayTypeError(f"Expected quantized dense type(int32, int64) for output but was {out or 'unset'}")
+        raise RelayTypeError(
+            f"Expected quantized dense type(int32, int64) for output but was {out or 'unset'}"
+        )
     w = weight.shape
     k = w[1] * w[3] if isinstance(w[1], int) and isinstance(w[3], int) else None
     if k is not None and not same_dim(data.shape[1], k):
@@ -396,7 +411,12 @@ def _avg_pool2d_rel(types, num_inputs, attrs, reporter):
     if not all(is_known(t) for t in types[:5]):
         return False
     data = tensor(types[0], "data")
-    _dtype(data, ("int8", "uint8"), "Expected quantized avg_pool2d type(int8, uint8) for input", reporter)
+    _dtype(
+        data,
+        ("int8", "uint8"),
+        "Expected quantized avg_pool2d type(int8, uint8) for input",
+        reporter,
+    )
     for t, dt, what in zip(
         types[1:5],
         ("float32", "int32", "float32", "int32"),
@@ -427,8 +447,17 @@ _BINARY_ARGS = (
     "output_zero_point",
 )
 _UNARY_ARGS = ("data", "scale", "zero_point", "output_scale", "output_zero_point")
-_GEMM_ARGS = ("data", "weight", "input_zero_point", "kernel_zero_point", "input_scale", "kernel_scale")
-_BROADCAST_ATTRS = schema("relay.attrs.BroadcastAttrs", ("lhs_axis", "int", -1), ("rhs_axis", "int", -1))
+_GEMM_ARGS = (
+    "data",
+    "weight",
+    "input_zero_point",
+    "kernel_zero_point",
+    "input_scale",
+    "kernel_scale",
+)
+_BROADCAST_ATTRS = schema(
+    "relay.attrs.BroadcastAttrs", ("lhs_axis", "int", -1), ("rhs_axis", "int", -1)
+)
 
 QNN_OPS = [
     # name, inputs, relation, attrs, pattern, arg names, doc
@@ -439,8 +468,10 @@ QNN_OPS = [
         schema("relay.attrs.QuantizeAttrs", ("out_dtype", "dtype"), ("axis", "int", -1)),
         OpPattern.OPAQUE,
         ("data", "output_scale", "output_zero_point"),
-        "Quantize float32 data: ``clip(round(data / scale) + zero_point)`` into ``out_dtype``; "
-        "halves round away from zero; per-channel scales along ``axis``.",
+        (
+            "Quantize float32 data: ``clip(round(data / scale) + zero_point)`` into ``out_dtype``; "
+            "halves round away from zero; per-channel scales along ``axis``."
+        ),
     ),
     (
         "qnn.dequantize",
@@ -464,9 +495,11 @@ QNN_OPS = [
         ),
         OpPattern.OPAQUE,
         ("data", "input_scale", "input_zero_point", "output_scale", "output_zero_point"),
-        "Change a quantized tensor's scale and zero point: ``zp_out + s_in / s_out * (q - zp_in)`` "
-        "in fixed point (rounding UPWARD: halves up; TONEAREST: halves away from zero), clipped "
-        "to ``out_dtype``; per-channel input scales along ``axis``.",
+        (
+            "Change a quantized tensor's scale and zero point: ``zp_out + s_in / s_out * (q - zp_in)`` "
+            "in fixed point (rounding UPWARD: halves up; TONEAREST: halves away from zero), clipped "
+            "to ``out_dtype``; per-channel input scales along ``axis``."
+        ),
     ),
     (
         "qnn.simulated_quantize",
@@ -475,8 +508,10 @@ QNN_OPS = [
         schema("relay.attrs.SimulatedQuantizeAttrs", ("axis", "int", -1)),
         OpPattern.OPAQUE,
         ("data", "out_dtype", "output_scale", "output_zero_point"),
-        "Quantize without changing the dtype: the dtype to simulate is an int32 code tensor "
-        "(0 disable, 1 int8, 2 uint8, 3 int32), so it can change at run time.",
+        (
+            "Quantize without changing the dtype: the dtype to simulate is an int32 code tensor "
+            "(0 disable, 1 int8, 2 uint8, 3 int32), so it can change at run time."
+        ),
     ),
     (
         "qnn.simulated_dequantize",
@@ -485,8 +520,10 @@ QNN_OPS = [
         schema("relay.attrs.DequantizeAttrs", ("out_dtype", "dtype", ""), ("axis", "int", -1)),
         OpPattern.OPAQUE,
         ("data", "in_dtype", "input_scale", "input_zero_point"),
-        "Dequantize without changing the dtype: ``(data - zero_point) * scale`` unless the "
-        "dtype code is 0 (disable).",
+        (
+            "Dequantize without changing the dtype: ``(data - zero_point) * scale`` unless the "
+            "dtype code is 0 (disable)."
+        ),
     ),
     *[
         (
@@ -499,12 +536,27 @@ QNN_OPS = [
             doc,
         )
         for name, doc in (
-            ("add", "Quantized addition with broadcasting: both sides requantized to the output "
-             "scale, added, clipped to the lhs dtype."),
-            ("subtract", "Quantized subtraction with broadcasting: both sides requantized to the "
-             "output scale, subtracted, clipped to the lhs dtype."),
-            ("mul", "Quantized multiplication with broadcasting: ``(l - zp_l) * (r - zp_r)`` "
-             "requantized from scale ``s_l * s_r`` to the output's."),
+            (
+                "add",
+                (
+                    "Quantized addition with broadcasting: both sides requantized to the output "
+                    "scale, added, clipped to the lhs dtype."
+                ),
+            ),
+            (
+                "subtract",
+                (
+                    "Quantized subtraction with broadcasting: both sides requantized to the "
+                    "output scale, subtracted, clipped to the lhs dtype."
+                ),
+            ),
+            (
+                "mul",
+                (
+                    "Quantized multiplication with broadcasting: ``(l - zp_l) * (r - zp_r)`` "
+                    "requantized from scale ``s_l * s_r`` to the output's."
+                ),
+            ),
         )
     ],
     (
@@ -519,12 +571,21 @@ QNN_OPS = [
     (
         "qnn.dense",
         6,
-        _matmul_like_rel("QnnDense", "nn.dense", "dense", ("int8", "uint8", "int16", "uint16"), ("int8", "uint8"), ("int32", "int64")),
+        _matmul_like_rel(
+            "QnnDense",
+            "nn.dense",
+            "dense",
+            ("int8", "uint8", "int16", "uint16"),
+            ("int8", "uint8"),
+            ("int32", "int64"),
+        ),
         "nn.dense",
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _GEMM_ARGS,
-        "Quantized dense: ``sum_k (x - zp_x) * (w - zp_w)`` in ``out_dtype``; the weight zero "
-        "point may be per output unit.",
+        (
+            "Quantized dense: ``sum_k (x - zp_x) * (w - zp_w)`` in ``out_dtype``; the weight zero "
+            "point may be per output unit."
+        ),
     ),
     (
         "qnn.contrib_dense_pack",
@@ -543,27 +604,52 @@ QNN_OPS = [
     (
         "qnn.batch_matmul",
         6,
-        _matmul_like_rel("QnnBatchMatmul", "nn.batch_matmul", "batch_matmul", ("int8", "uint8"), ("int8", "uint8"), ("int32",)),
+        _matmul_like_rel(
+            "QnnBatchMatmul",
+            "nn.batch_matmul",
+            "batch_matmul",
+            ("int8", "uint8"),
+            ("int8", "uint8"),
+            ("int32",),
+        ),
         "nn.batch_matmul",
         OpPattern.OPAQUE,
         ("x", "y", "x_zero_point", "y_zero_point", "x_scale", "y_scale"),
-        "Quantized batch_matmul ``(B, M, K) x (B, N, K) -> (B, M, N)`` of the zero-point-shifted "
-        "tensors, in int32.",
+        (
+            "Quantized batch_matmul ``(B, M, K) x (B, N, K) -> (B, M, N)`` of the zero-point-shifted "
+            "tensors, in int32."
+        ),
     ),
     (
         "qnn.conv2d",
         6,
-        _matmul_like_rel("QnnConv2D", "nn.conv2d", "conv2d", ("int8", "uint8", "int16"), ("int8", "uint8", "int16"), ("int16", "int32", "int64")),
+        _matmul_like_rel(
+            "QnnConv2D",
+            "nn.conv2d",
+            "conv2d",
+            ("int8", "uint8", "int16"),
+            ("int8", "uint8", "int16"),
+            ("int16", "int32", "int64"),
+        ),
         "nn.conv2d",
         OpPattern.OUT_ELEMWISE_FUSABLE,
         _GEMM_ARGS,
-        "Quantized conv2d of ``data - zp_in`` (padded with zero points) and ``weight - zp_w`` "
-        "(per output channel), in ``out_dtype``.",
+        (
+            "Quantized conv2d of ``data - zp_in`` (padded with zero points) and ``weight - zp_w`` "
+            "(per output channel), in ``out_dtype``."
+        ),
     ),
     (
         "qnn.conv2d_transpose",
         6,
-        _matmul_like_rel("QnnConv2DTranspose", "nn.conv2d_transpose", "conv2d_transpose", ("int8", "uint8", "int16", "uint16"), ("int8", "uint8"), ("int16", "int32", "int64")),
+        _matmul_like_rel(
+            "QnnConv2DTranspose",
+            "nn.conv2d_transpose",
+            "conv2d_transpose",
+            ("int8", "uint8", "int16", "uint16"),
+            ("int8", "uint8"),
+            ("int16", "int32", "int64"),
+        ),
         "nn.conv2d_transpose",
         OpPattern.OPAQUE,
         _GEMM_ARGS,
@@ -585,8 +671,10 @@ QNN_OPS = [
         "nn.softmax",
         OpPattern.OPAQUE,
         _UNARY_ARGS,
-        "Integer-only softmax of int8 data (arXiv 2207.01405, Algorithm 1), as TVM computes it; "
-        "the input scale must be at most 1.",
+        (
+            "Integer-only softmax of int8 data (arXiv 2207.01405, Algorithm 1), as TVM computes it; "
+            "the input scale must be at most 1."
+        ),
     ),
     (
         "qnn.leaky_relu",
@@ -595,8 +683,10 @@ QNN_OPS = [
         "nn.leaky_relu",
         OpPattern.OPAQUE,
         _UNARY_ARGS,
-        "Quantized leaky ReLU in fixed point: requantized input where ``x >= zp``, "
-        "``alpha * q + (1 - alpha) * zp_out`` below.",
+        (
+            "Quantized leaky ReLU in fixed point: requantized input where ``x >= zp``, "
+            "``alpha * q + (1 - alpha) * zp_out`` below."
+        ),
     ),
     *[
         (
@@ -606,8 +696,10 @@ QNN_OPS = [
             None,
             OpPattern.OPAQUE,
             _UNARY_ARGS,
-            f"Quantized {name}: dequantize, float32 {name}, quantize to the output scale "
-            "(TVM's default canonicalization).",
+            (
+                f"Quantized {name}: dequantize, float32 {name}, quantize to the output scale "
+                "(TVM's default canonicalization)."
+            ),
         )
         for name in UNARY
     ],
@@ -629,12 +721,16 @@ def quantize(data, output_scale, output_zero_point, axis=-1, out_dtype="int8") -
 
     >>> q = relay.qnn.op.quantize(x, relay.const(0.5), relay.const(0, "int32"))
     """
-    return call("qnn.quantize", data, output_scale, output_zero_point, out_dtype=out_dtype, axis=axis)
+    return call(
+        "qnn.quantize", data, output_scale, output_zero_point, out_dtype=out_dtype, axis=axis
+    )
 
 
 def dequantize(data, input_scale, input_zero_point, axis=-1, out_dtype="float32") -> Expr:
     """``(data - input_zero_point) * input_scale`` as ``out_dtype``."""
-    return call("qnn.dequantize", data, input_scale, input_zero_point, out_dtype=out_dtype, axis=axis)
+    return call(
+        "qnn.dequantize", data, input_scale, input_zero_point, out_dtype=out_dtype, axis=axis
+    )
 
 
 def requantize(
@@ -737,7 +833,9 @@ subtract = _binary("subtract")
 mul = _binary("mul")
 
 
-def concatenate(data, input_scales, input_zero_points, output_scale, output_zero_point, axis) -> Expr:
+def concatenate(
+    data, input_scales, input_zero_points, output_scale, output_zero_point, axis
+) -> Expr:
     """Concatenate quantized tensors along ``axis`` into the output's scale and zero point."""
     return call(
         "qnn.concatenate",
@@ -750,7 +848,16 @@ def concatenate(data, input_scales, input_zero_points, output_scale, output_zero
     )
 
 
-def dense(data, weight, input_zero_point, kernel_zero_point, input_scale, kernel_scale, units, out_dtype="int32") -> Expr:
+def dense(
+    data,
+    weight,
+    input_zero_point,
+    kernel_zero_point,
+    input_scale,
+    kernel_scale,
+    units,
+    out_dtype="int32",
+) -> Expr:
     """Quantized ``data @ weight.T`` in ``out_dtype``."""
     return call(
         "qnn.dense",
@@ -935,7 +1042,13 @@ def softmax(x, scale, zero_point, output_scale, output_zero_point, axis=-1) -> E
 def leaky_relu(x, alpha, input_scale, input_zero_point, output_scale, output_zero_point) -> Expr:
     """Quantized leaky ReLU with slope ``alpha``."""
     return call(
-        "qnn.leaky_relu", x, input_scale, input_zero_point, output_scale, output_zero_point, alpha=alpha
+        "qnn.leaky_relu",
+        x,
+        input_scale,
+        input_zero_point,
+        output_scale,
+        output_zero_point,
+        alpha=alpha,
     )
 
 
@@ -948,7 +1061,7 @@ def _unary(name):
     return build
 
 
-abs = _unary("abs")  # noqa: A001 - TVM's name
+abs = _unary("abs")
 erf = _unary("erf")
 exp = _unary("exp")
 hardswish = _unary("hardswish")

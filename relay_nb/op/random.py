@@ -32,11 +32,15 @@ def _key(types, reporter) -> None:
         return
     k = tensor(t, "key")
     if len(k.shape) != 1 or (is_static(k.shape[0]) and k.shape[0] != 10):
-        raise RelayTypeError(f"the key must be a threefry key Tensor[(10), uint64], found {type_text(k)}")
+        raise RelayTypeError(
+            f"the key must be a threefry key Tensor[(10), uint64], found {type_text(k)}"
+        )
     try:
         reporter.unify_dtype(k.dtype, "uint64")
     except RelayTypeError:
-        raise RelayTypeError(f"the key must be a threefry key Tensor[(10), uint64], found {type_text(k)}") from None
+        raise RelayTypeError(
+            f"the key must be a threefry key Tensor[(10), uint64], found {type_text(k)}"
+        ) from None
 
 
 def _shape(attrs) -> tuple:
@@ -78,7 +82,9 @@ def _distribution_rel(name: str, what: str, params: tuple[str, str]):
                 try:
                     reporter.unify_dtype(v.dtype, dtype)
                 except RelayTypeError:
-                    raise RelayTypeError(f"{p} must be a {dtype} scalar, found {type_text(v)}") from None
+                    raise RelayTypeError(
+                        f"{p} must be a {dtype} scalar, found {type_text(v)}"
+                    ) from None
             else:
                 reporter.assign(t, TensorType((), dtype))
         reporter.assign(types[3], TupleType((KEY_TYPE, TensorType(_shape(attrs), dtype))))
@@ -144,8 +150,10 @@ RANDOM_OPS = [
         _multinomial_rel,
         schema("relay.attrs.MultinomialAttrs", ("num_samples", "int", 1)),
         ("key", "probs"),
-        "(new key, ``num_samples`` int32 indices drawn from the (unnormalised) distribution on "
-        "the last axis of ``probs``; negative weights count as 0).",
+        (
+            "(new key, ``num_samples`` int32 indices drawn from the (unnormalised) distribution on "
+            "the last axis of ``probs``; negative weights count as 0)."
+        ),
     ),
 ]
 

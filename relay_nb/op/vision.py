@@ -42,9 +42,7 @@ def _get_valid_counts_rel(inputs, attrs, reporter):
     """(valid_count (B,) int32, boxes moved to the top (B, N, K), their indices (B, N) int32)."""
     data = _rank(tensor(inputs[0], "data"), 3, "Input data should be 3-D")
     b, n = data.shape[:2]
-    return TupleType(
-        (TensorType((b,), "int32"), data, TensorType((b, n), "int32"))
-    )
+    return TupleType((TensorType((b,), "int32"), data, TensorType((b, n), "int32")))
 
 
 @forward_relation("NMS")
@@ -113,7 +111,9 @@ def _roi_rel(name: str, layouts: tuple):
             raise RelayTypeError(f"pooled_size must have 2 values, got {list(size)}")
         layout = attrs["layout"]
         if layout not in layouts:
-            raise RelayTypeError(f"{name} supports the layouts {', '.join(layouts)}, not {layout!r}")
+            raise RelayTypeError(
+                f"{name} supports the layouts {', '.join(layouts)}, not {layout!r}"
+            )
         if name == "ROIAlign" and attrs["mode"] not in ("avg", "max"):
             raise RelayTypeError(f"mode must be avg or max, got {attrs['mode']!r}")
         if layout == "NCHW":
@@ -125,7 +125,9 @@ def _roi_rel(name: str, layouts: tuple):
 
 @forward_relation("MultiBoxPrior")
 def _multibox_prior_rel(inputs, attrs, reporter):
-    data = _rank(tensor(inputs[0], "data"), 4, "Input data should be 4D: [batch, channel, height, width]")
+    data = _rank(
+        tensor(inputs[0], "data"), 4, "Input data should be 4D: [batch, channel, height, width]"
+    )
     n = len(attrs["sizes"]) + len(attrs["ratios"]) - 1
     if not attrs["sizes"] or not attrs["ratios"]:
         raise RelayTypeError("sizes and ratios must not be empty")
@@ -138,19 +140,28 @@ def _multibox_prior_rel(inputs, attrs, reporter):
 @forward_relation("MultiBoxTransformLoc")
 def _multibox_transform_loc_rel(inputs, attrs, reporter):
     cls = _rank(tensor(inputs[0], "cls_prob"), 3, "The dimension of class probability should be 3")
-    loc = _rank(tensor(inputs[1], "loc_pred"), 2, "The dimension of location prediction should be 2")
+    loc = _rank(
+        tensor(inputs[1], "loc_pred"), 2, "The dimension of location prediction should be 2"
+    )
     anchor = _rank(tensor(inputs[2], "anchor"), 3, "The dimension of anchor should be 3")
     n = cls.shape[2]
     if not same_dim(n, anchor.shape[1]):
-        raise RelayTypeError(f"Number of anchors mismatch found: {dim_text(n)} and {dim_text(anchor.shape[1])}")
+        raise RelayTypeError(
+            f"Number of anchors mismatch found: {dim_text(n)} and {dim_text(anchor.shape[1])}"
+        )
     if not same_dim(_times(n, 4), loc.shape[1]):
-        raise RelayTypeError(f"# anchors mismatch with # loc: {dim_text(n)} anchors, {dim_text(loc.shape[1])} locations")
+        raise RelayTypeError(
+            f"# anchors mismatch with # loc: {dim_text(n)} anchors, {dim_text(loc.shape[1])} locations"
+        )
     if not same_dim(anchor.shape[2], 4):
         raise RelayTypeError(f"anchors must have 4 coordinates, found {type_text(anchor)}")
     if len(attrs["variances"]) != 4:
         raise RelayTypeError(f"variances must have 4 values, got {list(attrs['variances'])}")
     return TupleType(
-        (TensorType((cls.shape[0], anchor.shape[1], 6), cls.dtype), TensorType((cls.shape[0],), "int32"))
+        (
+            TensorType((cls.shape[0], anchor.shape[1], 6), cls.dtype),
+            TensorType((cls.shape[0],), "int32"),
+        )
     )
 
 
@@ -172,11 +183,19 @@ def _proposal_rel(inputs, attrs, reporter):
     cls = tensor(inputs[0], "cls_prob")
     bbox = tensor(inputs[1], "bbox_pred")
     im_info = tensor(inputs[2], "im_info")
-    for t, n, what in ((cls, 4, "class probability"), (bbox, 4, "box prediction"), (im_info, 2, "image info")):
+    for t, n, what in (
+        (cls, 4, "class probability"),
+        (bbox, 4, "box prediction"),
+        (im_info, 2, "image info"),
+    ):
         if len(t.shape) != n:
-            raise RelayTypeError(f"The dimension of {what} should be {n}, but received {len(t.shape)}")
+            raise RelayTypeError(
+                f"The dimension of {what} should be {n}, but received {len(t.shape)}"
+            )
     if not same_dim(im_info.shape[1], 3):
-        raise RelayTypeError(f"im_info must be (batch, 3) [height, width, scale], found {type_text(im_info)}")
+        raise RelayTypeError(
+            f"im_info must be (batch, 3) [height, width, scale], found {type_text(im_info)}"
+        )
     anchors = len(attrs["scales"]) * len(attrs["ratios"])
     if not same_dim(cls.shape[1], 2 * anchors) or not same_dim(bbox.shape[1], 4 * anchors):
         raise RelayTypeError(
@@ -213,8 +232,10 @@ VISION_OPS = [
         ),
         OpPattern.OPAQUE,
         ("data", "score_threshold"),
-        "Move the boxes whose score exceeds ``score_threshold`` (and whose class id is not "
-        "negative) to the top, in order; returns (count, boxes, original indices), -1 below.",
+        (
+            "Move the boxes whose score exceeds ``score_threshold`` (and whose class id is not "
+            "negative) to the top, in order; returns (count, boxes, original indices), -1 below."
+        ),
     ),
     (
         "vision.non_max_suppression",
@@ -223,8 +244,10 @@ VISION_OPS = [
         _NMS_ATTRS,
         OpPattern.OPAQUE,
         ("data", "valid_count", "indices", "max_output_size", "iou_threshold"),
-        "Greedy non-maximum suppression of the first ``valid_count`` boxes, by descending score: "
-        "a box is dropped when its IoU with a kept box of the same class reaches the threshold.",
+        (
+            "Greedy non-maximum suppression of the first ``valid_count`` boxes, by descending score: "
+            "a box is dropped when its IoU with a kept box of the same class reaches the threshold."
+        ),
     ),
     (
         "vision.all_class_non_max_suppression",
@@ -233,8 +256,10 @@ VISION_OPS = [
         schema("relay.attrs.AllClassNonMaximumSuppressionAttrs", ("output_format", "str", "onnx")),
         OpPattern.OPAQUE,
         ("boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold"),
-        "NMS for every (batch, class) pair separately, as ONNX NonMaxSuppression (or TensorFlow's "
-        "combined NMS with output_format='tensorflow').",
+        (
+            "NMS for every (batch, class) pair separately, as ONNX NonMaxSuppression (or TensorFlow's "
+            "combined NMS with output_format='tensorflow')."
+        ),
     ),
     (
         "vision.regular_non_max_suppression",
@@ -296,8 +321,10 @@ VISION_OPS = [
         ),
         OpPattern.OPAQUE,
         ("data",),
-        "SSD anchor boxes (left, top, right, bottom) for every pixel of the feature map: one per "
-        "size, plus one per extra ratio.",
+        (
+            "SSD anchor boxes (left, top, right, bottom) for every pixel of the feature map: one per "
+            "size, plus one per extra ratio."
+        ),
     ),
     (
         "vision.multibox_transform_loc",
@@ -340,8 +367,10 @@ VISION_OPS = [
         ),
         OpPattern.OPAQUE,
         ("cls_prob", "bbox_pred", "im_info"),
-        "Faster R-CNN's region proposals: anchors regressed by the box deltas, sorted by score, "
-        "NMS, the best ``rpn_post_nms_top_n`` per image as [batch, x1, y1, x2, y2].",
+        (
+            "Faster R-CNN's region proposals: anchors regressed by the box deltas, sorted by score, "
+            "NMS, the best ``rpn_post_nms_top_n`` per image as [batch, x1, y1, x2, y2]."
+        ),
     ),
 ]
 
@@ -426,7 +455,13 @@ def all_class_non_max_suppression(
 
 
 def regular_non_max_suppression(
-    boxes, scores, max_detections_per_class, max_detections, num_classes, iou_threshold, score_threshold
+    boxes,
+    scores,
+    max_detections_per_class,
+    max_detections,
+    num_classes,
+    iou_threshold,
+    score_threshold,
 ) -> TupleWrapper:
     """TFLite's regular NMS: (boxes, classes, scores, num_detections)."""
     e = call(
@@ -446,7 +481,9 @@ def _pair(v):
     return (int(v), int(v)) if isinstance(v, int) else tuple(int(x) for x in v)
 
 
-def roi_align(data, rois, pooled_size, spatial_scale, sample_ratio=-1, layout="NCHW", mode="avg") -> Expr:
+def roi_align(
+    data, rois, pooled_size, spatial_scale, sample_ratio=-1, layout="NCHW", mode="avg"
+) -> Expr:
     """ROI align of ``rois`` rows [batch_index, x1, y1, x2, y2] to ``pooled_size`` bins."""
     return call(
         "vision.roi_align",
@@ -472,7 +509,9 @@ def roi_pool(data, rois, pooled_size, spatial_scale, layout="NCHW") -> Expr:
     )
 
 
-def multibox_prior(data, sizes=(1.0,), ratios=(1.0,), steps=(-1.0, -1.0), offsets=(0.5, 0.5), clip=False) -> Expr:
+def multibox_prior(
+    data, sizes=(1.0,), ratios=(1.0,), steps=(-1.0, -1.0), offsets=(0.5, 0.5), clip=False
+) -> Expr:
     """SSD prior boxes for the feature map ``data``."""
     return call(
         "vision.multibox_prior",
@@ -486,7 +525,13 @@ def multibox_prior(data, sizes=(1.0,), ratios=(1.0,), steps=(-1.0, -1.0), offset
 
 
 def multibox_transform_loc(
-    cls_prob, loc_pred, anchor, clip=True, threshold=0.01, variances=(0.1, 0.1, 0.2, 0.2), keep_background=False
+    cls_prob,
+    loc_pred,
+    anchor,
+    clip=True,
+    threshold=0.01,
+    variances=(0.1, 0.1, 0.2, 0.2),
+    keep_background=False,
 ) -> TupleWrapper:
     """(decoded [class, score, box] rows, valid count per image)."""
     e = call(

@@ -92,7 +92,7 @@ def fixed_point(multiplier: float) -> tuple[int, int]:
         return 0, 0
     frac, shift = math.frexp(multiplier)
     scaled = frac * 2.0**31
-    significand = int(math.floor(abs(scaled) + 0.5)) * (1 if scaled >= 0 else -1)
+    significand = math.floor(abs(scaled) + 0.5) * (1 if scaled >= 0 else -1)
     if significand == 2**31:
         significand //= 2
         shift += 1
@@ -177,7 +177,10 @@ def requantize(
             pairs = [fixed_point(float(m)) for m in multipliers.reshape(-1)]
             sig = along(np.array([p[0] for p in pairs], np.int64), ax, ndim)
             shift = along(np.array([p[1] for p in pairs], np.int64), ax, ndim)
-        y = wrap32(fixed_point_multiply(x, sig, shift, rounding == "TONEAREST").astype(np.int64) + int(out_zp))
+        y = wrap32(
+            fixed_point_multiply(x, sig, shift, rounding == "TONEAREST").astype(np.int64)
+            + int(out_zp)
+        )
     elif compute in ("float32", "float64"):
         ft = np.dtype(compute)
         x = q.astype(ft) - zp_in.astype(ft)
@@ -291,7 +294,9 @@ def _mul(args, attrs, out):
     a = lhs.astype(np.int64) - along(lz, channel_axis(la, lhs.ndim), lhs.ndim)
     b = rhs.astype(np.int64) - along(rz, channel_axis(ra, rhs.ndim), rhs.ndim)
     prod = wrap32(a * b)
-    scales = (ls.astype(np.float64).reshape(-1) * rs.astype(np.float64).reshape(-1)).astype(np.float32)
+    scales = (ls.astype(np.float64).reshape(-1) * rs.astype(np.float64).reshape(-1)).astype(
+        np.float32
+    )
     return requantize(prod, scales, 0, os, oz, la, dtype=lhs.dtype)
 
 
@@ -357,9 +362,7 @@ def _conv2d(args, attrs, out):
     if wz.ndim == 1:
         o = attrs["kernel_layout"].index("O")
         if wz.size not in (1, w.shape[o]):
-            raise EvalError(
-                f"{wz.size} kernel zero points for {w.shape[o]} output channels"
-            )
+            raise EvalError(f"{wz.size} kernel zero points for {w.shape[o]} output channels")
         wz = along(wz, o, w.ndim)
     return _nn("nn.conv2d")([_shifted(x, xz), w.astype(np.int64) - wz], _wide(attrs), None)
 
@@ -433,7 +436,9 @@ def _hardswish(x):
 
 
 UNARY_FLOAT = {
-    **{name: FLOAT_MATH[name] for name in ("erf", "exp", "log", "rsqrt", "sigmoid", "sqrt", "tanh")},
+    **{
+        name: FLOAT_MATH[name] for name in ("erf", "exp", "log", "rsqrt", "sigmoid", "sqrt", "tanh")
+    },
     "abs": np.abs,
     "hardswish": _hardswish,
 }

@@ -22,8 +22,10 @@ from ._util import impl, layout_perm, to_layout
 
 def _stable_desc(scores: np.ndarray) -> np.ndarray:
     """Indices sorting ``scores`` descending, ties in input order."""
-    return np.argsort(-scores, kind="stable") if scores.dtype.kind == "f" else np.argsort(
-        -scores.astype(np.float64), kind="stable"
+    return (
+        np.argsort(-scores, kind="stable")
+        if scores.dtype.kind == "f"
+        else np.argsort(-scores.astype(np.float64), kind="stable")
     )
 
 
@@ -59,7 +61,7 @@ def _get_valid_counts(args, attrs, out):
     if attrs["score_threshold"] is not None:  # the attribute, when set, wins (as in TVM)
         threshold = attrs["score_threshold"]
     threshold = data.dtype.type(_scalar(threshold))
-    b, n, k = data.shape
+    b, n, _k = data.shape
     counts = np.zeros(b, np.int32)
     boxes = np.full_like(data, -1)
     indices = np.full((b, n), -1, np.int32)
@@ -77,7 +79,7 @@ def _get_valid_counts(args, attrs, out):
 
 def _nms_one(data, valid, max_out, thr, attrs):
     """TVM's hybrid_nms for one image: (output rows, box indices into ``data``)."""
-    n, width = data.shape
+    n, _width = data.shape
     out = np.full_like(data, -1)
     box_indices = np.full(n, -1, np.int64)
     score, cs, ids = attrs["score_index"], attrs["coord_start"], attrs["id_index"]
@@ -119,7 +121,9 @@ def _non_max_suppression(args, attrs, out_type):
     max_out = int(_scalar(max_output_size))
     thr = data.dtype.type(_scalar(iou_threshold))
     if attrs["coord_start"] + 4 > data.shape[2]:
-        raise EvalError(f"coord_start {attrs['coord_start']} leaves no 4 coordinates in rows of {data.shape[2]}")
+        raise EvalError(
+            f"coord_start {attrs['coord_start']} leaves no 4 coordinates in rows of {data.shape[2]}"
+        )
     outs, idx = [], []
     for i in range(b):
         valid = int(min(max(valid_count[i], 0), n))
@@ -269,7 +273,7 @@ def _regular_nms(args, attrs, out_type):
 def _bilinear(img: np.ndarray, y, x) -> np.ndarray:
     """topi's bilinear_sample_nchw of a (C, H, W) image at one point (taps outside are 0)."""
     h, w = img.shape[1:]
-    yl, xl = int(math.floor(y)), int(math.floor(x))
+    yl, xl = math.floor(y), math.floor(x)
     wyh, wxh = y - np.float32(yl), x - np.float32(xl)
     wyl, wxl = np.float32(1) - wyh, np.float32(1) - wxh
     val = np.zeros(img.shape[0], img.dtype)
@@ -297,8 +301,8 @@ def _roi_align(args, attrs, out_type):
         sw, sh, ew, eh = roi[1] * scale, roi[2] * scale, roi[3] * scale, roi[4] * scale
         rh, rw = max(eh - sh, f(1)), max(ew - sw, f(1))
         bh, bw = rh / f(ph_n), rw / f(pw_n)
-        gh = ratio if ratio > 0 else int(math.ceil(rh / f(ph_n)))
-        gw = ratio if ratio > 0 else int(math.ceil(rw / f(pw_n)))
+        gh = ratio if ratio > 0 else math.ceil(rh / f(ph_n))
+        gw = ratio if ratio > 0 else math.ceil(rw / f(pw_n))
         count = f(gh * gw)
         for ph in range(ph_n):
             for pw in range(pw_n):
@@ -311,7 +315,9 @@ def _roi_align(args, attrs, out_type):
                         if y < -1 or xx < -1 or y > h or xx > w:
                             v = np.zeros(c, np.float32)
                         else:
-                            v = _bilinear(img, min(max(y, f(0)), f(h - 1)), min(max(xx, f(0)), f(w - 1)))
+                            v = _bilinear(
+                                img, min(max(y, f(0)), f(h - 1)), min(max(xx, f(0)), f(w - 1))
+                            )
                         if avg:
                             acc = v / count if acc is None else acc + v / count
                         else:
@@ -340,11 +346,11 @@ def _roi_pool(args, attrs, out_type):
         rh, rw = max(eh - sh + 1, 1), max(ew - sw + 1, 1)
         bh, bw = f(rh) / f(ph_n), f(rw) / f(pw_n)
         for ph in range(ph_n):
-            hs = min(max(int(math.floor(f(ph) * bh + eps)) + sh, 0), h)
-            he = min(max(int(math.ceil(f(ph + 1) * bh - eps)) + sh, 0), h)
+            hs = min(max(math.floor(f(ph) * bh + eps) + sh, 0), h)
+            he = min(max(math.ceil(f(ph + 1) * bh - eps) + sh, 0), h)
             for pw in range(pw_n):
-                ws = min(max(int(math.floor(f(pw) * bw + eps)) + sw, 0), w)
-                we = min(max(int(math.ceil(f(pw + 1) * bw - eps)) + sw, 0), w)
+                ws = min(max(math.floor(f(pw) * bw + eps) + sw, 0), w)
+                we = min(max(math.ceil(f(pw + 1) * bw - eps) + sw, 0), w)
                 if hs < he and ws < we:
                     out[r, :, ph, pw] = img[:, hs:he, ws:we].max(axis=(1, 2))
     return to_layout(out, "NCHW", attrs["layout"])
@@ -388,7 +394,7 @@ def _multibox_prior(args, attrs, out_type):
 @impl("vision.multibox_transform_loc")
 def _multibox_transform_loc(args, attrs, out_type):
     cls_prob, loc_pred, anchor = args
-    batch, classes, n = cls_prob.shape
+    batch, _classes, n = cls_prob.shape
     dt = loc_pred.dtype
     keep_bg = attrs["keep_background"]
     start = 0 if keep_bg else 1
@@ -452,7 +458,12 @@ def _anchor(ratio: float, scale: float, base: int):
     ctr = 0.5 * (base - 1.0)
     new_w = math.floor(math.sqrt(math.floor(size / ratio)) + 0.5) * scale
     new_h = math.floor(new_w / scale * ratio + 0.5) * scale
-    return (ctr - 0.5 * (new_w - 1), ctr - 0.5 * (new_h - 1), ctr + 0.5 * (new_w - 1), ctr + 0.5 * (new_h - 1))
+    return (
+        ctr - 0.5 * (new_w - 1),
+        ctr - 0.5 * (new_h - 1),
+        ctr + 0.5 * (new_w - 1),
+        ctr + 0.5 * (new_h - 1),
+    )
 
 
 def _proposal_iou(a, b) -> float:
@@ -461,7 +472,11 @@ def _proposal_iou(a, b) -> float:
     w = max(np.float32(0), min(a[2], b[2]) - max(a[0], b[0]) + one)
     h = max(np.float32(0), min(a[3], b[3]) - max(a[1], b[1]) + one)
     inter = w * h
-    union = (a[2] - a[0] + one) * (a[3] - a[1] + one) + (b[2] - b[0] + one) * (b[3] - b[1] + one) - inter
+    union = (
+        (a[2] - a[0] + one) * (a[3] - a[1] + one)
+        + (b[2] - b[0] + one) * (b[3] - b[1] + one)
+        - inter
+    )
     return inter / union
 
 
@@ -507,7 +522,9 @@ def _proposal(args, attrs, out_type):
         min_size = im_scale * f(attrs["rpn_min_size"])
         small = ((px2 - px1 + one) < min_size) | ((py2 - py1 + one) < min_size)
         grow = np.where(small, min_size / f(2), f(0))
-        rows = np.stack([px1 - grow, py1 - grow, px2 + grow, py2 + grow, np.where(small, f(-1), score)], -1)
+        rows = np.stack(
+            [px1 - grow, py1 - grow, px2 + grow, py2 + grow, np.where(small, f(-1), score)], -1
+        )
         rows = rows.reshape(num, 5)
         ranked = rows[_stable_desc(rows[:, 4])[:pre]]
         removed = np.zeros(pre, bool)

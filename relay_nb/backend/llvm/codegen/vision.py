@@ -30,5 +30,8 @@ def _yolo_reorg(kb, call, index, field):
     offset = b.udiv(k, i64(oc))
     h2 = b.add(b.mul(j, i64(s)), b.udiv(offset, i64(s)))
     w2 = b.add(b.mul(i, i64(s)), b.urem(offset, i64(s)))
-    view = index.derived(("reorg", call), lambda: Index(b, (n, oc, h * s, w * s), dims=[bi, b.urem(k, i64(oc)), h2, w2]))
+    view = index.derived(
+        ("reorg", call),
+        lambda: Index(b, (n, oc, h * s, w * s), dims=[bi, b.urem(k, i64(oc)), h2, w2]),
+    )
     return kb.value(arg, reshaped(view, (n, c, h, w)))
