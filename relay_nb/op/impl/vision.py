@@ -215,22 +215,23 @@ def _all_class_nms(args, attrs, out_type):
     return indices, out_scores, counts
 
 
-def _overlap_yx(a, b) -> float:
-    """regular_nms's IoU of (ymin, xmin, ymax, xmax) boxes: 0 when either area is not positive."""
+def _overlap_yx(a, b) -> np.ndarray:
+    """regular_nms's IoU of a (ymin, xmin, ymax, xmax) box with boxes ``b`` (m, 4): 0 where
+    either area is not positive."""
     area_a = (a[2] - a[0]) * (a[3] - a[1])
-    area_b = (b[2] - b[0]) * (b[3] - b[1])
-    if not (area_a > 0 and area_b > 0):
-        return 0.0
-    h = max(min(a[2], b[2]) - max(a[0], b[0]), 0.0)
-    w = max(min(a[3], b[3]) - max(a[1], b[1]), 0.0)
+    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    zero = np.zeros((), b.dtype)
+    h = np.maximum(np.minimum(a[2], b[:, 2]) - np.maximum(a[0], b[:, 0]), zero)
+    w = np.maximum(np.minimum(a[3], b[:, 3]) - np.maximum(a[1], b[:, 1]), zero)
     inter = h * w
-    return inter / (area_a + area_b - inter)
+    ok = (area_a > 0) & (area_b > 0)
+    return np.where(ok, inter / np.where(ok, area_a + area_b - inter, 1), zero)
 
 
 @impl("vision.regular_non_max_suppression")
 def _regular_nms(args, attrs, out_type):
     boxes, scores = args
-    batch, n, with_bg = scores.shape
+    batch, _, with_bg = scores.shape
     classes = attrs["num_classes"]
     per_class, max_det = attrs["max_detections_per_class"], attrs["max_detections"]
     if classes > with_bg:
@@ -245,18 +246,22 @@ def _regular_nms(args, attrs, out_type):
         best: list[tuple[float, int, int]] = []  # (score, box, class), kept sorted
         for c in range(classes):
             s = scores[b, :, c + offset]
-            keep = [i for i in range(n) if s[i] >= score_thr]
-            keep.sort(key=lambda i: -s[i])  # stable, as TVM's bubble sort
-            active = [True] * len(keep)
+            keep = np.flatnonzero(s >= score_thr)
+            keep = keep[np.argsort(-s[keep], kind="stable")]  # stable, as TVM's bubble sort
+            active = np.ones(len(keep), bool)
             chosen = []
-            for p, i in enumerate(keep):
-                if not active[p] or len(chosen) >= min(len(keep), per_class):
+            limit = min(len(keep), per_class)
+            for p in range(len(keep)):
+                if len(chosen) >= limit:
+                    break
+                if not active[p]:
                     continue
-                chosen.append(i)
+                chosen.append(int(keep[p]))
                 active[p] = False
-                for q in range(p + 1, len(keep)):
-                    if active[q] and _overlap_yx(boxes[b, i], boxes[b, keep[q]]) > thr:
-                        active[q] = False
+                rest = np.arange(p + 1, len(keep))
+                rest = rest[active[rest]]
+                hit = _overlap_yx(boxes[b, keep[p]], boxes[b, keep[rest]]) > thr
+                active[rest[hit]] = False
             best = best + [(float(s[i]), i, c) for i in chosen]
             best = sorted(best, key=lambda t: -t[0])[:max_det]
         for k, (sc, i, c) in enumerate(best):
@@ -466,17 +471,15 @@ def _anchor(ratio: float, scale: float, base: int):
     )
 
 
-def _proposal_iou(a, b) -> float:
-    """proposal's overlap: pixel boxes, so widths are ``x2 - x1 + 1``."""
-    one = np.float32(1)
-    w = max(np.float32(0), min(a[2], b[2]) - max(a[0], b[0]) + one)
-    h = max(np.float32(0), min(a[3], b[3]) - max(a[1], b[1]) + one)
+def _proposal_iou(a, b) -> np.ndarray:
+    """proposal's overlap of box ``a`` with boxes ``b`` (m, >= 4): pixel boxes, so widths
+    are ``x2 - x1 + 1``."""
+    one, zero = np.float32(1), np.float32(0)
+    w = np.maximum(zero, np.minimum(a[2], b[:, 2]) - np.maximum(a[0], b[:, 0]) + one)
+    h = np.maximum(zero, np.minimum(a[3], b[:, 3]) - np.maximum(a[1], b[:, 1]) + one)
     inter = w * h
-    union = (
-        (a[2] - a[0] + one) * (a[3] - a[1] + one)
-        + (b[2] - b[0] + one) * (b[3] - b[1] + one)
-        - inter
-    )
+    area_a = (a[2] - a[0] + one) * (a[3] - a[1] + one)
+    union = area_a + (b[:, 2] - b[:, 0] + one) * (b[:, 3] - b[:, 1] + one) - inter
     return inter / union
 
 
@@ -530,9 +533,8 @@ def _proposal(args, attrs, out_type):
         removed = np.zeros(pre, bool)
         for l in range(pre - 1):
             if not removed[l]:
-                for i in range(l + 1, pre):
-                    if _proposal_iou(ranked[l], ranked[i]) > attrs["threshold"]:
-                        removed[i] = True
+                rest = np.arange(l + 1, pre)
+                removed[rest[_proposal_iou(ranked[l], ranked[rest]) > attrs["threshold"]]] = True
         kept = ranked[~removed]
         if len(kept):
             cycled = np.resize(kept[:, :4], (post, 4))  # topi refills by cycling the kept boxes
