@@ -363,11 +363,10 @@ def _conv_units(name, attrs, data, weight):
 
 
 def _out_units(attrs, weight, name):
+    """How many kernel scales a dense takes: ``units`` (the packed weight's ``N/n * n``)."""
     if name == "QnnDensePack":
         w = weight.shape
-        return (
-            w[0] * w[2] if len(w) == 4 and isinstance(w[0], int) and isinstance(w[2], int) else w[0]
-        )
+        return w[0] * w[2] if isinstance(w[0], int) and isinstance(w[2], int) else Any
     return attrs["units"] if attrs["units"] is not None else weight.shape[0]
 
 
