@@ -403,3 +403,36 @@ def test_unary_ops_dequantize_compute_quantize(op, x, dtype, s, z, os, oz, expec
     data = np.array(x, dtype)
     got = run(getattr(qnn, op)(var("x", data), f32(s), i32(z), f32(os), i32(oz)), data)
     assert got.dtype == np.dtype(dtype) and got.tolist() == expected
+
+
+def test_conv2d_layouts_and_depthwise_per_channel_zero_points():
+    rng = np.random.default_rng(0)
+    x = rng.integers(-128, 128, size=(1, 2, 5, 5)).astype("int8")
+    w = rng.integers(-128, 128, size=(2, 1, 3, 3)).astype("int8")  # depthwise: groups = 2
+    wz = relay.const(np.array([3, -2], "int32"))
+    ws = relay.const(np.array([1, 1], "float32"))
+
+    def conv(xv, wv, **kw):
+        e = qnn.conv2d(
+            var("x", xv), var("w", wv), i32(5), wz, f32(1), ws,
+            kernel_size=(3, 3), channels=2, groups=2, padding=(1, 1), **kw,
+        )  # fmt: skip
+        return run(e, xv, wv)
+
+    nchw = conv(x, w)
+    # independent reference: per-channel correlation of the shifted tensors, zero padding
+    xs = np.pad(x.astype(np.int64) - 5, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    ref = np.zeros((1, 2, 5, 5), np.int64)
+    for c, zp in enumerate((3, -2)):
+        k = w[c, 0].astype(np.int64) - zp
+        for i in range(5):
+            for j in range(5):
+                ref[0, c, i, j] = (xs[0, c, i : i + 3, j : j + 3] * k).sum()
+    assert nchw.tolist() == ref.tolist()
+    nhwc = conv(
+        x.transpose(0, 2, 3, 1).copy(),
+        w.transpose(2, 3, 1, 0).copy(),
+        data_layout="NHWC",
+        kernel_layout="HWIO",
+    )
+    assert nhwc.transpose(0, 3, 1, 2).tolist() == ref.tolist()
