@@ -320,6 +320,12 @@ REJECT = [
         "input channels 3 do not match",
     ),
     (
+        "qnn.conv2d",
+        (T((8,), "int8"), T((8,), "int8"), Z, Z, S, S),
+        {"out_dtype": "int32"},
+        r"data must have rank 4 \(NCHW\)",
+    ),
+    (
         "qnn.conv2d_transpose",
         (T((1, 3, 4, 4), "int8"), T((3, 2, 2, 2), "int8"), T((2,), "int32"), Z, S, S),
         {"out_dtype": "int32"},

@@ -308,8 +308,10 @@ def _matmul_like_rel(name: str, nn_op: str, what: str, data_dtypes, weight_dtype
             )
         if not all(is_known(t) for t in types[2:6]):
             return False
+        # the nn relation first: it rejects wrong ranks and layouts with its own messages
+        solved = _sub_relation(nn_op, (data, weight, types[6]), attrs, reporter)
         _check_params(name, types, attrs, data, weight, reporter)
-        return _sub_relation(nn_op, (data, weight, types[6]), attrs, reporter)
+        return solved
 
     return rel
 
