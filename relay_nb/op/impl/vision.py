@@ -275,22 +275,26 @@ def _regular_nms(args, attrs, out_type):
 # --- ROI align and ROI pool ------------------------------------------------------------------
 
 
-def _bilinear(img: np.ndarray, y, x) -> np.ndarray:
-    """topi's bilinear_sample_nchw of a (C, H, W) image at one point (taps outside are 0)."""
+def _bilinear(img: np.ndarray, y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """topi's bilinear_sample_nchw of a (C, H, W) image at the grid ``y`` (P,) x ``x`` (Q,):
+    (C, P, Q); taps outside the image count 0, summed in topi's order."""
     h, w = img.shape[1:]
-    yl, xl = math.floor(y), math.floor(x)
-    wyh, wxh = y - np.float32(yl), x - np.float32(xl)
-    wyl, wxl = np.float32(1) - wyh, np.float32(1) - wxh
-    val = np.zeros(img.shape[0], img.dtype)
-    for wx, xp in ((wxl, xl), (wxh, xl + 1)):
-        for wy, yp in ((wyl, yl), (wyh, yl + 1)):
-            if 0 <= yp <= h - 1 and 0 <= xp <= w - 1:
-                val = val + wx * wy * img[:, yp, xp]
+    one = np.float32(1)
+    yl, xl = np.floor(y).astype(np.int64), np.floor(x).astype(np.int64)
+    wyh, wxh = y - yl.astype(np.float32), x - xl.astype(np.float32)
+    val = np.zeros((img.shape[0], y.size, x.size), np.float32)
+    for wx, xp in ((one - wxh, xl), (wxh, xl + 1)):
+        for wy, yp in ((one - wyh, yl), (wyh, yl + 1)):
+            ok = ((yp >= 0) & (yp <= h - 1))[:, None] & ((xp >= 0) & (xp <= w - 1))[None, :]
+            taps = img[:, np.clip(yp, 0, h - 1)][:, :, np.clip(xp, 0, w - 1)]
+            val = val + np.where(ok, (wy[:, None] * wx[None, :]) * taps, np.float32(0))
     return val
 
 
 @impl("vision.roi_align")
 def _roi_align(args, attrs, out_type):
+    """Each bin averages (or maxes) a gh x gw grid of bilinear samples, the grid loop in
+    topi's order, vectorized over channels and bins."""
     data, rois = args
     x = np.transpose(data, layout_perm(attrs["layout"], "NCHW")).astype(np.float32)
     ph_n, pw_n = attrs["pooled_size"]
@@ -309,26 +313,23 @@ def _roi_align(args, attrs, out_type):
         gh = ratio if ratio > 0 else math.ceil(rh / f(ph_n))
         gw = ratio if ratio > 0 else math.ceil(rw / f(pw_n))
         count = f(gh * gw)
-        for ph in range(ph_n):
-            for pw in range(pw_n):
-                y0, x0 = sh + f(ph) * bh, sw + f(pw) * bw
-                acc = None
-                for iy in range(gh):
-                    for ix in range(gw):
-                        y = y0 + (f(iy) + f(0.5)) * bh / f(gh)
-                        xx = x0 + (f(ix) + f(0.5)) * bw / f(gw)
-                        if y < -1 or xx < -1 or y > h or xx > w:
-                            v = np.zeros(c, np.float32)
-                        else:
-                            v = _bilinear(
-                                img, min(max(y, f(0)), f(h - 1)), min(max(xx, f(0)), f(w - 1))
-                            )
-                        if avg:
-                            acc = v / count if acc is None else acc + v / count
-                        else:
-                            acc = v if acc is None else np.maximum(acc, v)
-                if acc is not None:
-                    out[r, :, ph, pw] = acc
+        y0 = sh + np.arange(ph_n, dtype=f) * bh
+        x0 = sw + np.arange(pw_n, dtype=f) * bw
+        acc = None
+        for iy in range(gh):
+            y = y0 + (f(iy) + f(0.5)) * bh / f(gh)
+            for ix in range(gw):
+                xx = x0 + (f(ix) + f(0.5)) * bw / f(gw)
+                outside = ((y < -1) | (y > h))[:, None] | ((xx < -1) | (xx > w))[None, :]
+                yc = np.minimum(np.maximum(y, f(0)), f(h - 1))
+                xc = np.minimum(np.maximum(xx, f(0)), f(w - 1))
+                v = np.where(outside, f(0), _bilinear(img, yc, xc))
+                if avg:
+                    acc = v / count if acc is None else acc + v / count
+                else:
+                    acc = v if acc is None else np.maximum(acc, v)
+        if acc is not None:
+            out[r] = acc
     return to_layout(out, "NCHW", attrs["layout"])
 
 
