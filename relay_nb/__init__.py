@@ -81,6 +81,9 @@ _LAZY: dict[str, str] = {
     "image": "op.image",
     "annotation": "op.annotation",
     "dyn": "op.dyn",
+    "qnn": "op.qnn",
+    "vision": "op.vision",
+    "random": "op.random",
     "viz": "viz",
     # notebook layer (imports IPython / ipywidgets only when used)
     "notebook": "notebook",

@@ -24,5 +24,8 @@ get = get_op  # relay.op.get("add"), as in TVM
 # The op families: importing them fills the registry (``impl``: their numpy implementations).
 from . import image, impl, nn, reduce, tensor, transform  # noqa: F401
 from . import annotation, dyn, memory, vm  # noqa: F401,E402  (devices, memory, VM, dyn: issue 12)
+from . import qnn  # noqa: F401,E402
+from . import vision  # noqa: F401,E402
+from . import random  # noqa: F401,E402
 from .api import *  # noqa: E402,F401,F403
 from .grad import get_grad_rule, grad_rule  # noqa: E402,F401  (the gradient column)

@@ -44,5 +44,11 @@ from .. import transform as _transform_ops  # noqa: F401
 from . import image, nn, reduce, tensor, transform
 from .. import annotation as _annotation_ops, dyn as _dyn_ops, memory as _memory_ops, vm as _vm_ops  # noqa: E402,F401
 from . import annotation, dyn, memory  # noqa: E402,F401
+from .. import qnn as _qnn_ops  # noqa: F401,E402
+from . import qnn  # noqa: E402
+from .. import vision as _vision_ops  # noqa: F401,E402
+from . import vision  # noqa: E402
+from .. import random as _random_ops  # noqa: F401,E402
+from . import random  # noqa: E402
 
 __all__ = ["image", "nn", "reduce", "tensor", "transform"]

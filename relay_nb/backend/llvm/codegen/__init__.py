@@ -20,6 +20,7 @@ def load_rules() -> None:
 
     from . import anchors, elementwise, image, indexing, injective, norm, pool, reduce  # noqa: F401
     from . import annotation  # noqa: F401
+    from . import vision  # noqa: F401
 
 
 from .lower import Lowered, lower  # noqa: E402
