@@ -100,6 +100,8 @@ from ..ir.ty import (
     TypeCall,
     TypeRelation,
     TypeVar,
+    complex_dtype_message,
+    is_complex_dtype,
 )
 from ..util import paused_gc
 from .lexer import _G_GRAPHVAR, _G_IDENT, _G_PUNCT, _MASTER, Lexer, bracket_report
@@ -287,6 +289,8 @@ def _attr_name_value(name: str) -> Any:
 
     if is_valid_dtype(name):
         return name  # dtype=float32 reads as dtype="float32"
+    if is_complex_dtype(name):
+        raise ValueError(complex_dtype_message(name))
     raise ValueError(
         f'an attribute value cannot be the bare name {name} (write a string: "{name}")'
     )
@@ -356,6 +360,8 @@ _KINDS = {
 }
 
 _SCALAR_ALIASES = {"int": "int32", "uint": "uint32", "float": "float32", "bool": "bool"}
+# A type written `complex64` is a dtype Relay lacks, not an ADT of that name.
+_COMPLEX_RX = re.compile(r"complex(?:32|64|128)?")
 
 _SPACES = re.compile(r"[ \t]+")
 _GAP_RX = re.compile(r"(?:\s|\(|//[^\n]*|/\*.*?\*/)*", re.DOTALL)
@@ -1670,6 +1676,8 @@ class _Converter:
         alias = _SCALAR_ALIASES.get(name)
         if alias is not None:
             return alias
+        if is_complex_dtype(name):
+            raise self.error(complex_dtype_message(name), s, e)
         close = difflib.get_close_matches(name, sorted(_SCALAR_DTYPES), n=1)
         hint = f"; did you mean {close[0]}?" if close else ""
         raise self.error(f"unknown {what} {name!r}{hint}", s, e)
@@ -1745,6 +1753,8 @@ class _Converter:
         alias = _SCALAR_ALIASES.get(name)
         if alias is not None:
             return TensorType((), alias, span=self.span(s, e))
+        if _COMPLEX_RX.fullmatch(name):  # not an ADT that was never defined
+            raise self.error(complex_dtype_message(name), s, e)
         # anything else names an ADT (defined later, or never: the type checker reports it)
         return TypeCall(GlobalTypeVar(name), (), span=self.span(s, e))
 
