@@ -391,3 +391,45 @@ def test_garbage_gives_a_located_parse_error(text):
         parse(text)
     assert info.value.span is not None
     assert "internal parser error" not in info.value.message
+
+
+DIGITS = "9" * 5000  # past Python's 4,300-digit limit for int()
+
+
+@pytest.mark.parametrize(
+    "text, column, message",
+    [
+        ("def @main() { meta[relay.Constant][" + DIGITS + "] }", 36, "number too large: 9999999999999999..."),
+        ("fn (%x: (int32,)) { %x." + DIGITS + " }", 21, "number too large: 9999999999999999..."),
+        ("def @main() { " + DIGITS + " }", 15, "number too large: integer literal"),
+        ("def @main() { " + DIGITS + "i64 }", 15, "number too large: integer literal"),
+        ("def @main() { 1e" + DIGITS + " }", 15, "number too large: 1e99999999999999..."),
+        ("def @main(%x: Tensor[(" + DIGITS + ",), float32]) { %x }", 23, "number too large"),
+        ("def @main(%x: Tensor[(2,), float32]) { sum(%x, axis=[" + DIGITS + "]) }", None, "number too large"),
+    ],
+)
+def test_huge_digit_runs_give_a_located_number_too_large(text, column, message):
+    err = error_of(text)
+    assert message in err.message and "sys.set_int_max_str_digits" not in err.message
+    assert "(5000 characters)" in err.message or "(5002 characters)" in err.message or "(5003" in err.message
+    assert len(err.message) < 200  # the digits are not repeated in full
+    if column is not None:
+        check(err, 1, column, message)
+
+
+@pytest.mark.parametrize("brk", ["\r", "\u2028", "\u2029", "\x0c", "\x85", "\x1c"])
+def test_excerpts_split_lines_as_locations_count_them(brk):
+    # Locations count "\n" only; the quoted line and caret must be that same line, the
+    # other breaks shown as one visible character so the caret stays in its column.
+    text = f"def @main() {{{brk}  let %a = 1;{brk}  %y\n}}"
+    err = error_of(text)
+    column = text.index("%y") + 1
+    check(err, 1, column, "undefined variable %y", 2)
+    quoted = next(l for l in str(err).splitlines() if l.lstrip().startswith("1 |"))
+    assert brk not in quoted and "let %a = 1;" in quoted
+
+
+def test_crlf_excerpt_drops_the_carriage_return():
+    err = error_of("def @main() {\r\n  %y\r\n}")
+    check(err, 2, 3, "undefined variable %y", 2)
+    assert "\r" not in str(err)

@@ -173,6 +173,22 @@ def _type_args_end(text: str, lt: int) -> bool:
     return False
 
 
+
+def brief(text: str) -> str:
+    """``text`` for a message: a run of thousands of digits is shortened to its ends."""
+    if len(text) <= 40:
+        return text
+    return f"{text[:16]}...{text[-8:]} ({len(text)} characters)"
+
+
+def index_value(digits: str) -> int:
+    """A decimal index (meta table entry, tuple field); ValueError, in our words, when it
+    is longer than any index can be (Python's int() would refuse past 4,300 digits with
+    advice about sys.set_int_max_str_digits, which is no help to a Relay user)."""
+    if len(digits.lstrip("0")) > 18:
+        raise ValueError(f"number too large: {brief(digits)} is not a valid index")
+    return int(digits)
+
 class Lexer:
     """Tokens of ``text[pos:]``, as an iterator of ``(type, value, start, end)``.
 
@@ -240,7 +256,11 @@ class Lexer:
             self.eof = start
             return ("$END", None, start, start, None)
         if kind == "META":
-            value = (m.group(k + 1), int(m.group(k + 2)), *self._ty_comment(end))
+            try:
+                index = index_value(m.group(k + 2))
+            except ValueError as err:
+                raise self.error(str(err), m.start(k + 2), m.end(k + 2)) from None
+            value = (m.group(k + 1), index, *self._ty_comment(end))
             return ("META", value, start, end, None)
         if kind == "LET_HEAD":
             return ("LET_HEAD", m.group(k + 1), start, end, None)

@@ -104,7 +104,7 @@ from ..ir.ty import (
     is_complex_dtype,
 )
 from ..util import paused_gc
-from .lexer import _G_GRAPHVAR, _G_IDENT, _G_PUNCT, _MASTER, Lexer, bracket_report
+from .lexer import _G_GRAPHVAR, _G_IDENT, _G_PUNCT, _MASTER, Lexer, brief, bracket_report, index_value
 
 # ------------------------------------------------------------------------- tables
 
@@ -224,12 +224,16 @@ def _read_number(text: str) -> tuple[Any, str, bool]:
     if m is None:
         raise ValueError(f"invalid number {text!r}")
     digits, frac, exp, suffix = m.groups()
+    if len(digits.lstrip("0")) > 20 and not (frac or exp or suffix in _FLOAT_SUFFIX):
+        # no integer dtype holds 21 digits; int() would refuse past 4,300 with advice
+        # about sys.set_int_max_str_digits
+        raise ValueError(f"number too large: integer literal {brief(text)} does not fit in int64")
     if suffix is None:
         if frac or exp:
             value = float(digits + (frac or "") + (exp or ""))
             value = -value if negative else value
             if abs(value) > float(np.finfo(np.float32).max):
-                raise ValueError(f"{text} is out of range for float32; write {text}f64")
+                raise ValueError(f"number too large: {brief(text)} is out of range for float32; write {brief(text)}f64")
             return value, "float32", True
         value = -int(digits) if negative else int(digits)
         lo, hi = _INT_RANGE["int32"]
@@ -238,7 +242,7 @@ def _read_number(text: str) -> tuple[Any, str, bool]:
         lo, hi = _INT_RANGE["int64"]
         if lo <= value <= hi:
             return value, "int64", True
-        raise ValueError(f"integer literal {text} does not fit in int64")
+        raise ValueError(f"number too large: integer literal {brief(text)} does not fit in int64")
     if suffix in _INT_SUFFIX:
         if frac or exp:
             raise ValueError(f"invalid integer {text!r}: an integer suffix on a decimal number")
@@ -246,14 +250,14 @@ def _read_number(text: str) -> tuple[Any, str, bool]:
         value = -int(digits) if negative else int(digits)
         lo, hi = _INT_RANGE[dtype]
         if not lo <= value <= hi:
-            raise ValueError(f"integer literal {text} does not fit in {dtype}")
+            raise ValueError(f"number too large: integer literal {brief(text)} does not fit in {dtype}")
         return value, dtype, False
     if suffix in _FLOAT_SUFFIX:
         dtype = _FLOAT_SUFFIX[suffix]
         value = float(digits + (frac or "") + (exp or ""))
         value = -value if negative else value
         if abs(value) > float(np.finfo(dtype).max):
-            raise ValueError(f"float literal {text} is out of range for {dtype}")
+            raise ValueError(f"number too large: float literal {brief(text)} is out of range for {dtype}")
         return value, dtype, False
     raise ValueError(
         f"invalid numeric suffix {suffix!r} in {text!r} (use i16, i32, i64, f16, f32 or f64)"
@@ -1229,7 +1233,7 @@ class _Converter:
         entry = self._labels.get(c[0])
         if entry is None:
             raise self.error(
-                f"graph variable {c[0]} has not been defined yet (bind it first: {c[0]} = ...;)",
+                f"graph variable {brief(c[0])} has not been defined yet (bind it first: {brief(c[0])} = ...;)",
                 s,
                 e,
             )
@@ -1388,7 +1392,11 @@ class _Converter:
         return Tuple((c[1], *c[3]), span=self.span(s, e))
 
     def proj(self, c, s, e):
-        return TupleGetItem(c[0], int(c[1][1:]), span=self.span(s, e))
+        try:
+            index = index_value(c[1][1:])
+        except ValueError as err:
+            raise self.error(str(err), s, e) from None
+        return TupleGetItem(c[0], index, span=self.span(s, e))
 
     def proj_dot(self, c, s, e):
         value, _dtype, _ = self._read(c[2], s, e)
