@@ -100,11 +100,12 @@ _SKIP_RX = re.compile(_SKIP)
 _TIGHT_CALLEES = frozenset({"IDENT", "LOCAL", "GLOBAL", "GRAPHVAR"})
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "0": "\0"}
-_ESCAPE_RX = re.compile(r"\\(x[0-9a-fA-F]{2}|.)", re.DOTALL)
+_ESCAPE_RX = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.DOTALL)
 
 
 def unescape(body: str) -> str:
-    """Process the printer's escapes (``\\"``, ``\\\\``, ``\\n``, ``\\t``, ``\\xNN``).
+    """Process the printer's escapes (``\\"``, ``\\\\``, ``\\n``, ``\\t``, ``\\xNN``,
+    ``\\uNNNN``, ``\\UNNNNNNNN``).
 
     TVM's parser does not unescape, so strings with those characters did not round-trip;
     an unknown escape is kept as written (``"C:\\dir"`` stays as it is).
@@ -114,8 +115,9 @@ def unescape(body: str) -> str:
 
     def sub(m: re.Match) -> str:
         esc = m.group(1)
-        if esc[0] == "x" and len(esc) == 3:
-            return chr(int(esc[1:], 16))
+        if len(esc) > 2 and esc[0] in "xuU":
+            code = int(esc[1:], 16)
+            return chr(code) if code <= 0x10FFFF else m.group(0)
         return _ESCAPES.get(esc, m.group(0))
 
     return _ESCAPE_RX.sub(sub, body)
