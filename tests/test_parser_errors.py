@@ -433,3 +433,32 @@ def test_crlf_excerpt_drops_the_carriage_return():
     err = error_of("def @main() {\r\n  %y\r\n}")
     check(err, 2, 3, "undefined variable %y", 2)
     assert "\r" not in str(err)
+
+
+@pytest.mark.parametrize("bare, column", [("exp", 1), ("  @main", 3), ("// note\n  %x", 3), ("nn.relu", 1)])
+def test_main_and_bare_expression_error_points_at_the_bare_expression(bare, column):
+    # an operator, a global or a variable has no span of its use (issue #11 §5)
+    text = "def @main() { 1 }\n" + bare
+    err = error_of(text)
+    line = text.count("\n", 0, text.rindex(bare.strip().splitlines()[-1].strip())) + 1
+    check(err, line, column, "both a @main definition and a bare expression")
+
+
+@pytest.mark.parametrize(
+    "use, line, column",
+    [
+        ("def @main(%y: float32) {\n  %1 = multiply(%0, %y);\n  %1\n}", 6, 17),  # in an argument list
+        ("def @main(%y: float32) {\n  add(%y, %0)\n}", 6, 11),  # a later argument
+        ("def @main(%y: float32) {\n  %0\n}", 6, 3),  # the body itself
+        ("%0", 5, 1),  # a bare expression after the definitions
+    ],
+)
+def test_graph_variable_of_another_definition_is_rejected(use, line, column):
+    # it parsed into a free variable of @main that only failed at run time (issue #11 §5)
+    text = "def @f(%x: float32) {\n  %0 = add(%x, 1f);\n  %0\n}\n" + use
+    check(error_of(text), line, column, "graph variable %0 is bound in @f and uses its variable %x, which is not in scope here", 2)
+
+
+def test_graph_variable_numbers_can_be_reused_by_another_definition():
+    text = "def @f(%x: float32) {\n  %0 = add(%x, 1f);\n  %0\n}\ndef @main(%y: float32) {\n  %0 = multiply(%y, %y);\n  %0\n}"
+    assert "multiply(%y, %y)" in str(parse(text))

@@ -104,7 +104,7 @@ from ..ir.ty import (
     is_complex_dtype,
 )
 from ..util import paused_gc
-from .lexer import _G_GRAPHVAR, _G_IDENT, _G_PUNCT, _MASTER, Lexer, brief, bracket_report, index_value
+from .lexer import _G_GRAPHVAR, _G_IDENT, _G_PUNCT, _MASTER, _SKIP_RX, Lexer, brief, bracket_report, index_value
 
 # ------------------------------------------------------------------------- tables
 
@@ -468,6 +468,11 @@ class _Converter:
         self._in_def = False
         self._labels: dict[str, tuple[Expr, int]] = {}
         self._def_index = 0
+        # which definition bound the graph variables of each _def_index (labels are
+        # local to it: one used elsewhere would be a free variable there)
+        self._label_owner: dict[int, str] = {}
+        self._defs_end = 0  # where the definitions end (a bare expression follows)
+        self._bare_span: Span | None = None
         # globals
         self._defined: dict[str, Span | None] = {gv.name_hint: None for gv in self.mod.functions}
         self._first_use: dict[str, Span] = {}
@@ -810,11 +815,19 @@ class _Converter:
         self._check_version(c[0], s, e)
 
     def module_expr(self, c, s, e):
+        self._note_bare(e)
         return c[1]
 
     def module_expr_v(self, c, s, e):
         self._check_version(c[0], s, e)
+        self._note_bare(e)
         return c[2]
+
+    def _note_bare(self, end: int) -> None:
+        """The span of the bare expression after the definitions: its node's own span may
+        be elsewhere (an operator name, a global or a variable has none of its use)."""
+        start = _SKIP_RX.match(self.text, self._defs_end).end()
+        self._bare_span = self.span(start, max(end, start + 1))
 
     def expr_only_v(self, c, s, e):
         self._check_version(c[0], s, e)
@@ -824,6 +837,7 @@ class _Converter:
         return None
 
     def defs_more(self, c, s, e):
+        self._defs_end = e
         return None
 
     # -- generic lists -------------------------------------------------------------
@@ -866,6 +880,7 @@ class _Converter:
         span = self.span(ns, ne)
         self._defined[name] = span
         self._def_index += 1
+        self._label_owner[self._def_index] = name
         self._in_def = True
         self.push_mark()
         gv = self._gvars.get(name)
@@ -880,6 +895,7 @@ class _Converter:
         gv, func = c[0][0], self._function(c[0], c[2], s, e)
         self.pop_mark()
         self._in_def = False
+        self._def_index += 1  # a bare expression after it sees none of its labels
         try:
             self.mod.add(gv, func, update=True)
         except RelayError as err:  # pragma: no cover - defensive
@@ -1231,6 +1247,21 @@ class _Converter:
 
     def graph_ref(self, c, s, e):
         entry = self._labels.get(c[0])
+        if entry is not None and entry[1] != self._def_index:
+            # A label of an earlier definition stays visible (as in TVM) when its value is
+            # closed; one using that definition's variables would make them free here.
+            from ..analysis.free_vars import free_vars
+
+            used = free_vars(entry[0])
+            if used:
+                owner = self._label_owner.get(entry[1])
+                where = "@" + owner if owner else "another definition"
+                raise self.error(
+                    f"graph variable {brief(c[0])} is bound in {where} and uses its variable "
+                    f"%{used[0].name_hint}, which is not in scope here",
+                    s,
+                    e,
+                )
         if entry is None:
             raise self.error(
                 f"graph variable {brief(c[0])} has not been defined yet (bind it first: {brief(c[0])} = ...;)",
@@ -1471,8 +1502,9 @@ class _Converter:
     def arg_graph_more(self, c, s, e):
         lst = c[0]
         entry = self._labels.get(c[2])
-        if entry is None:
-            self.graph_ref([c[2]], e - len(c[2]), e)
+        if entry is None or entry[1] != self._def_index:
+            lst.append(self.graph_ref([c[2]], e - len(c[2]), e))
+            return lst
         lst.append(entry[0])
         return lst
 
@@ -1938,7 +1970,7 @@ def parse(
     mod = conv.mod
     if body is not None:
         if conv._defined.get("main") is not None:
-            span = body.span
+            span = conv._bare_span or body.span
             raise ParseError("the program has both a @main definition and a bare expression", span)
         if isinstance(body, Function) and conv._implicit:
             # a `fn` is @main itself: it cannot have inputs nobody binds
