@@ -182,3 +182,20 @@ def test_report_shows_the_cache_size():
     lib = relay.build(relay.parse(_distinct(20)), cache=cache)
     text = str(lib.report())
     assert "kernel cache: 1 kernels" in text and "of 8.0 MiB" in text
+
+
+def test_fallback_kernels_run_their_own_constants():
+    # A kernel with an op that has no lowering runs numpy on its own function; one that
+    # differs only in a constant must not be served the other's fallback.
+    from relay_nb.op.registry import OpPattern, register_op
+    from relay_nb.typing.relations import identity_rel
+
+    register_op("test.cache_square", 1, type_rel=identity_rel, pattern=OpPattern.ELEMWISE, impl=lambda args, attrs, ty: np.square(args[0]), override=True)
+    cache = KernelCache()
+    x = np.arange(3, dtype="float32")
+    for k in (2, 3, 2):
+        text = f"def @main(%x: Tensor[(3,), float32]) {{ multiply(test.cache_square(%x), {k}f) }}"
+        ex = JITExecutor(relay.parse(text), cache=cache)
+        np.testing.assert_array_equal(ex.evaluate()(x), x * x * k)
+        assert not ex.kernels[0].native
+    assert cache.stats()["fallbacks"] == 2 and cache.stats()["hits"] == 1

@@ -79,17 +79,13 @@ class _Code:
         self.kernels: list[Kernel] = []
         self.nbytes = 0
 
-    def bind(self, func: Function, template: Optional[Kernel] = None) -> Kernel:
-        """A kernel running this code with ``func``'s constants."""
+    def bind(self, func: Function) -> Kernel:
+        """A kernel running this (native) code with ``func``'s constants."""
         from .codegen.lower import kernel_constants
 
-        if self.compiled is None:
-            assert template is not None
-            k = Kernel.fallback(self.name, func, self.ops, template.reason, template.fallback_op)
-        else:
-            k = Kernel(self.name, func, self.ops)
-            k.attach(dataclasses.replace(self.signature, constants=kernel_constants(func)), self.compiled)
-            k.compile_seconds = 0.0  # nothing was compiled for it
+        k = Kernel(self.name, func, self.ops)
+        k.attach(dataclasses.replace(self.signature, constants=kernel_constants(func)), self.compiled)
+        k.compile_seconds = 0.0  # nothing was compiled for it
         k._keep = self.keep
         return k
 
@@ -176,7 +172,7 @@ class KernelCache:
             code = self._find(key, skeleton)
             if code is not None:
                 return self._bound(code, func)
-            code = _compile(func, skeleton)
+            code = self._new_code(func, skeleton)
             if code.compiled is not None:
                 self.compiles += 1
             else:
@@ -197,6 +193,24 @@ class KernelCache:
             return _exact(code, func) if code is not None else None
 
     # -- internals --------------------------------------------------------------------------
+    def _new_kernel(self, func: Function) -> Kernel:
+        return compile_kernel(func)
+
+    def _new_code(self, func: Function, skeleton: Function) -> _Code:
+        """A new entry for ``func``'s skeleton, holding ``func``'s kernel."""
+        from .jit import release
+
+        kernel = self._new_kernel(func)
+        code = _Code(skeleton, kernel.name, kernel.ops)
+        if kernel.native and kernel._compiled is not None:
+            code.signature, code.compiled = kernel._signature, kernel._compiled
+            # the module leaves the engine once no kernel bound to this code is alive
+            done = weakref.finalize(code.keep, release, code.compiled.name)
+            done.atexit = False  # the process is ending: the engine goes with it
+            kernel._keep = code.keep
+        code.kernels.append(kernel)
+        return code
+
     def _find(self, key: tuple, skeleton: Function, touch: bool = True) -> Optional[_Code]:
         for code in self._codes.get(key, ()):
             if structural_equal(code.skeleton, skeleton, map_free_vars=True):
@@ -210,8 +224,13 @@ class KernelCache:
         if kernel is not None:
             self.hits += 1
             return kernel
-        self.rebinds += 1
-        kernel = code.bind(func, code.kernels[0] if code.kernels else None)
+        if code.compiled is None:
+            # a kernel that is not compiled code runs its own function: make a new one
+            kernel = self._new_kernel(func)
+            self.fallbacks += 1
+        else:
+            kernel = code.bind(func)
+            self.rebinds += 1
         code.kernels.append(kernel)
         del code.kernels[:-_BOUND_PER_CODE]
         self.nbytes -= code.nbytes
@@ -239,15 +258,24 @@ def _exact(code: _Code, func: Function) -> Optional[Kernel]:
     for k in reversed(code.kernels):
         if k.func is func:
             return k
+        if not k.native:  # (runs numpy on its own function: may not even be lowerable)
+            if structural_equal(k.func, func, map_free_vars=True):
+                return k
+            continue
         if consts is None:
-            consts = _fingerprint(kernel_constants(func))
-        if _fingerprint(kernel_constants(k.func)) == consts:
+            consts = kernel_constants(func)
+        if all(_same(a, b) for a, b in zip(k._constants, consts)):
             return k
     return None
 
 
-def _fingerprint(arrays: list[np.ndarray]) -> tuple:
-    return tuple((a.dtype.str, a.shape, a.tobytes()) for a in arrays)
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bitwise equality: 0.0 and -0.0, or two NaN payloads, are different constants."""
+    if a is b:
+        return True
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    return np.array_equal(np.ascontiguousarray(a).reshape(-1).view(np.uint8), np.ascontiguousarray(b).reshape(-1).view(np.uint8))
 
 
 class _Abstract(ExprMutator):
@@ -300,21 +328,6 @@ def compile_kernel(func: Function) -> Kernel:
     kernel.attach(lowered, compiled)
     kernel.compile_seconds = time.perf_counter() - start  # lowering + LLVM
     return kernel
-
-
-def _compile(func: Function, skeleton: Function) -> _Code:
-    """A new cache entry for ``func``'s skeleton, holding ``func``'s kernel."""
-    from .jit import release
-
-    kernel = compile_kernel(func)
-    code = _Code(skeleton, kernel.name, kernel.ops)
-    if kernel.native:
-        code.signature, code.compiled = kernel._signature, kernel._compiled
-        # the module leaves the engine once no kernel bound to this code is alive
-        weakref.finalize(code.keep, release, code.compiled.name)
-    kernel._keep = code.keep
-    code.kernels.append(kernel)
-    return code
 
 
 _DEFAULT = KernelCache()
