@@ -11,9 +11,9 @@ a small program (dense + bias + relu, one fused kernel) many times through the p
    growth <= 50 MB.  Constants are kernel arguments, so these compile once and then bind.
 2. ``builds of distinct kernels``: the shape changes every build, so each one compiles
    (300 builds, 60 with ``--quick``), with the cache bounded to 4 MiB.  Evicted modules
-   leave the JIT engine; what remains per compile is llvmlite's own leak in its
-   optimization pipeline (about 70 KB, see ``relay_nb/backend/llvm/jit.py``), reported
-   per compile, with no target.
+   leave the JIT engine; what remains per compile (reported, no target) is memory no
+   caller can give back: llvmlite's leak in its optimization pipeline and MCJIT's machine
+   code (see ``relay_nb/backend/llvm/jit.py``).
 3. ``KernelCache.clear()`` after row 2: the number of kernel modules (``fused_*``) in the
    JIT engine before and after (target: none remain, since no built module is alive).
 """
