@@ -199,3 +199,12 @@ def test_fallback_kernels_run_their_own_constants():
         np.testing.assert_array_equal(ex.evaluate()(x), x * x * k)
         assert not ex.kernels[0].native
     assert cache.stats()["fallbacks"] == 2 and cache.stats()["hits"] == 1
+
+
+def test_lowering_the_bound_evicts_at_once():
+    cache = KernelCache()
+    for i in range(3):
+        _run_and_forget(cache, _distinct(30 + i))
+    assert cache.stats()["kernels"] == 3
+    cache.max_bytes = 1
+    assert cache.stats()["kernels"] == 1 and cache.stats()["evictions"] == 2

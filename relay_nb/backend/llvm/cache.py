@@ -121,13 +121,24 @@ class KernelCache:
         self._codes: dict[tuple, list[_Code]] = {}
         self._lru: OrderedDict[_Code, tuple] = OrderedDict()  # code -> key, oldest first
         self._lock = threading.RLock()
-        self.max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else int(max_bytes)
+        self._max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else int(max_bytes)
         self.nbytes = 0
         self.compiles = 0
         self.fallbacks = 0
         self.hits = 0
         self.rebinds = 0
         self.evictions = 0
+
+    @property
+    def max_bytes(self) -> int:
+        """The bound on the cached kernels' size; lowering it evicts at once."""
+        return self._max_bytes
+
+    @max_bytes.setter
+    def max_bytes(self, value: int) -> None:
+        with self._lock:
+            self._max_bytes = int(value)
+            self._evict()
 
     def stats(self) -> dict:
         """``{"compiles", "fallbacks", "hits", "rebinds", "evictions", "kernels", "bytes",
