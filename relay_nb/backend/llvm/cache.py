@@ -65,7 +65,7 @@ class _Keep:
 
 
 class _Code:
-    """One compiled skeleton: the LLVM module (or the fallback reason), the lowering's
+    """One compiled skeleton: the LLVM module (none for a kernel that is not compiled code), the lowering's
     calling convention, and the kernels recently bound to it."""
 
     __slots__ = ("skeleton", "name", "ops", "signature", "compiled", "keep", "kernels", "nbytes")
