@@ -18,6 +18,12 @@ from typing import Optional
 from .ir.span import Span
 
 
+# Characters that end a line on a terminal or for str.splitlines but not for locations
+# (which count "\n" only): shown as one visible character each, so the quoted line stays
+# one line and the caret below it stays under the right column.
+_VISIBLE_BREAKS = str.maketrans({c: "\u21b5" for c in "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
+
+
 class RelayError(Exception):
     """Base class of every error relay_nb raises on user input."""
 
@@ -58,7 +64,7 @@ class RelayError(Exception):
                 # Tabs keep their width in the caret line so the caret lines up.
                 lead = "".join("\t" if ch == "\t" else " " for ch in text[:caret_col])
                 out.append(f" {pad} |")
-                out.append(f" {lineno} | {text}")
+                out.append(f" {lineno} | {text.translate(_VISIBLE_BREAKS)}")
                 out.append(f" {pad} | {lead}{'^' * width}")
         for note in self.notes:
             out.append(f"  = note: {note}")

@@ -312,3 +312,16 @@ def @main(%v: Tensor[(2, 7), int8]) {
 """,
     )
     assert mod["main"].checked_type.ret_type == TupleType((T(dtype="bool"), T(2, 7, dtype="int8")))
+
+
+@pytest.mark.parametrize("cond, width", [("(%a)", 4), ("%a", 2)])
+def test_non_bool_variable_condition_points_at_the_condition_with_the_binding_as_a_note(cond, width):
+    # %a's own span is its binding in the parameter list (issue #11 §5)
+    src = f"def @main(%a: float32) {{\n  if {cond} {{ 1 }} else {{ 2 }}\n}}"
+    with pytest.raises(RelayTypeError, match="if condition must be bool, found float32") as info:
+        InferType()(parser.parse(src))
+    err = info.value
+    assert (err.line, err.column) == (2, 6)
+    assert err.span.end_column - err.span.column == width
+    assert err.notes == ("%a is bound at line 1, column 11",)
+    assert f"2 |   if {cond} {{ 1 }}" in str(err)

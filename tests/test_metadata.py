@@ -372,7 +372,7 @@ def _constant_with_blob(blob: str) -> str:
         (b64(tvm_ndarray((2,), 2, 32, b"\0" * 4, nbytes=8)), "truncated NDArray data"),
         (b64(tvm_ndarray((2,), 4, 16, b"\0" * 4)), "bfloat16 is not supported"),
         (b64(tvm_ndarray((2,), 0, 8, b"\0" * 2, lanes=4)), "vector dtype int8x4"),
-        (b64(tvm_ndarray((2,), 5, 64, b"\0" * 16)), "complex64 is not supported"),
+        (b64(tvm_ndarray((2,), 5, 64, b"\0" * 16)), "complex dtype complex64 is not supported: Relay has no complex"),
         (b64(tvm_ndarray((-1,), 2, 32, b"")), "negative dimension"),
         (b64(struct.pack("<QQiiiBBH", TVM_NDARRAY_MAGIC, 0, 1, 0, 1 << 20, 2, 32, 1)), "number of dimensions"),
         (b64(struct.pack("<QQiiiBBH", TVM_NDARRAY_MAGIC, 0, 1, 0, 3, 2, 32, 1) + b"\0" * 8), "truncated NDArray shape"),

@@ -391,3 +391,74 @@ def test_garbage_gives_a_located_parse_error(text):
         parse(text)
     assert info.value.span is not None
     assert "internal parser error" not in info.value.message
+
+
+DIGITS = "9" * 5000  # past Python's 4,300-digit limit for int()
+
+
+@pytest.mark.parametrize(
+    "text, column, message",
+    [
+        ("def @main() { meta[relay.Constant][" + DIGITS + "] }", 36, "number too large: 9999999999999999..."),
+        ("fn (%x: (int32,)) { %x." + DIGITS + " }", 21, "number too large: 9999999999999999..."),
+        ("def @main() { " + DIGITS + " }", 15, "number too large: integer literal"),
+        ("def @main() { " + DIGITS + "i64 }", 15, "number too large: integer literal"),
+        ("def @main() { 1e" + DIGITS + " }", 15, "number too large: 1e99999999999999..."),
+        ("def @main(%x: Tensor[(" + DIGITS + ",), float32]) { %x }", 23, "number too large"),
+        ("def @main(%x: Tensor[(2,), float32]) { sum(%x, axis=[" + DIGITS + "]) }", None, "number too large"),
+    ],
+)
+def test_huge_digit_runs_give_a_located_number_too_large(text, column, message):
+    err = error_of(text)
+    assert message in err.message and "sys.set_int_max_str_digits" not in err.message
+    assert "(5000 characters)" in err.message or "(5002 characters)" in err.message or "(5003" in err.message
+    assert len(err.message) < 200  # the digits are not repeated in full
+    if column is not None:
+        check(err, 1, column, message)
+
+
+@pytest.mark.parametrize("brk", ["\r", "\u2028", "\u2029", "\x0c", "\x85", "\x1c"])
+def test_excerpts_split_lines_as_locations_count_them(brk):
+    # Locations count "\n" only; the quoted line and caret must be that same line, the
+    # other breaks shown as one visible character so the caret stays in its column.
+    text = f"def @main() {{{brk}  let %a = 1;{brk}  %y\n}}"
+    err = error_of(text)
+    column = text.index("%y") + 1
+    check(err, 1, column, "undefined variable %y", 2)
+    quoted = next(l for l in str(err).splitlines() if l.lstrip().startswith("1 |"))
+    assert brk not in quoted and "let %a = 1;" in quoted
+
+
+def test_crlf_excerpt_drops_the_carriage_return():
+    err = error_of("def @main() {\r\n  %y\r\n}")
+    check(err, 2, 3, "undefined variable %y", 2)
+    assert "\r" not in str(err)
+
+
+@pytest.mark.parametrize("bare, column", [("exp", 1), ("  @main", 3), ("// note\n  %x", 3), ("nn.relu", 1)])
+def test_main_and_bare_expression_error_points_at_the_bare_expression(bare, column):
+    # an operator, a global or a variable has no span of its use (issue #11 §5)
+    text = "def @main() { 1 }\n" + bare
+    err = error_of(text)
+    line = text.count("\n", 0, text.rindex(bare.strip().splitlines()[-1].strip())) + 1
+    check(err, line, column, "both a @main definition and a bare expression")
+
+
+@pytest.mark.parametrize(
+    "use, line, column",
+    [
+        ("def @main(%y: float32) {\n  %1 = multiply(%0, %y);\n  %1\n}", 6, 17),  # in an argument list
+        ("def @main(%y: float32) {\n  add(%y, %0)\n}", 6, 11),  # a later argument
+        ("def @main(%y: float32) {\n  %0\n}", 6, 3),  # the body itself
+        ("%0", 5, 1),  # a bare expression after the definitions
+    ],
+)
+def test_graph_variable_of_another_definition_is_rejected(use, line, column):
+    # it parsed into a free variable of @main that only failed at run time (issue #11 §5)
+    text = "def @f(%x: float32) {\n  %0 = add(%x, 1f);\n  %0\n}\n" + use
+    check(error_of(text), line, column, "graph variable %0 is bound in @f and uses its variable %x, which is not in scope here", 2)
+
+
+def test_graph_variable_numbers_can_be_reused_by_another_definition():
+    text = "def @f(%x: float32) {\n  %0 = add(%x, 1f);\n  %0\n}\ndef @main(%y: float32) {\n  %0 = multiply(%y, %y);\n  %0\n}"
+    assert "multiply(%y, %y)" in str(parse(text))

@@ -234,3 +234,69 @@ def test_float_attributes_read_back_exactly(value):
     call = relay.nn.leaky_relu(x, alpha=value)
     back = parse_expr(astext(relay.Function([x], call)))
     assert back.body.attrs["alpha"] == call.attrs["alpha"]
+
+
+# -- strings and call type arguments (issue #16 §5) ------------------------------------------
+
+# Any code point, with the ones printing and lexing treat specially drawn often: line and
+# paragraph separators, quotes, backslashes (also before "u", "x", "U"), controls, astral
+# characters, lone surrogates.
+SPECIAL_CHARS = st.sampled_from(
+    ["\u2028", "\u2029", "\r", "\n", "\t", '"', "\\", "\\u", "\\x4", "\\U0001", "\x00", "\x85", "\U0001f600", "\ud800", "é"]
+)
+ATTR_STRINGS = st.lists(st.one_of(st.characters(), SPECIAL_CHARS), max_size=12).map("".join)
+SCALARS = ["float32", "int8", "bool", "float16", "uint64"]
+
+
+@st.composite
+def type_args(draw, depth: int = 0):
+    """A type to instantiate a call with: scalars, tensors, tuples, functions."""
+    kinds = ["scalar", "tensor"] + (["tuple", "func"] if depth < 2 else [])
+    kind = draw(st.sampled_from(kinds))
+    if kind == "scalar":
+        return relay.scalar_type(draw(st.sampled_from(SCALARS)))
+    if kind == "tensor":
+        shape = tuple(draw(st.lists(st.integers(0, 5), max_size=3)))
+        return relay.TensorType(shape, draw(st.sampled_from(SCALARS)))
+    if kind == "tuple":
+        return relay.TupleType([draw(type_args(depth + 1)) for _ in range(draw(st.integers(0, 2)))])
+    return relay.FuncType([draw(type_args(depth + 1))], draw(type_args(depth + 1)))
+
+
+@st.composite
+def modules_with_strings_and_type_args(draw):
+    """``@id[A](%x: A) -> A`` and ``@main`` calling it with explicit type arguments on
+    arguments that carry string attributes (``layout_transform``)."""
+    a = relay.TypeVar("A")
+    x = relay.var("x", a)
+    mod = IRModule()
+    ident = relay.GlobalVar("id")
+    mod[ident] = Function((x,), x, a, (a,))
+    p = relay.var("p", shape=(2,))
+    fields = []
+    for _ in range(draw(st.integers(1, 4))):
+        arg = relay.layout_transform(p, draw(ATTR_STRINGS), draw(ATTR_STRINGS))
+        targs = (draw(type_args()),) if draw(st.booleans()) else ()
+        fields.append(Call(ident, (arg,), None, targs))
+    mod["main"] = Function((p,), Tuple(tuple(fields)))
+    return mod
+
+
+@FAST
+@given(modules_with_strings_and_type_args())
+def test_strings_and_call_type_arguments_round_trip(mod):
+    check_graph(mod)
+    check_anf(mod)
+
+
+@pytest.mark.parametrize("s", ["\u2028", "a\u2029b", "\U0001f600\x85", "\\u2028", "\ud800"])
+def test_special_string_attributes_read_back(s):
+    p = relay.var("p", shape=(2,))
+    back = parse_expr(astext(relay.Function([p], relay.layout_transform(p, s, "NC"))))
+    assert back.body.attrs["src_layout"] == s
+
+
+def test_call_type_arguments_are_printed():
+    mod = parse("def @id[A](%x: A) -> A { %x }\ndef @main() { @id<int32>(1) }")
+    assert "@id<int32>(1)" in astext(mod)
+    assert parse(astext(mod))["main"].body.type_args == (relay.scalar_type("int32"),)

@@ -16,7 +16,7 @@ from ..errors import EvalError, RelayError
 from ..ir.expr import Expr, Function, GlobalVar
 from ..ir.module import IRModule
 from ..ir.ty import Any as AnyDim
-from ..ir.ty import TensorType, Type
+from ..ir.ty import TensorType, Type, complex_dtype_message
 from .interpreter import DEFAULT_MAX_DEPTH, Interpreter
 from .values import Closure
 
@@ -33,6 +33,9 @@ def convert_argument(value: Any, ty: Optional[Type], where: str) -> Any:
     Python scalars become 0-d arrays of the parameter's dtype; arrays must already have
     the right dtype and shape (``?`` dims match anything).
     """
+    if type(value) is complex or getattr(value, "dtype", None) is not None and value.dtype.kind == "c":
+        # an unannotated parameter would take it as is, and the ops drop the imaginary part
+        raise EvalError(f"{where}: {complex_dtype_message(value.dtype.name if hasattr(value, 'dtype') else 'complex128')}")
     if not isinstance(ty, TensorType) or not isinstance(ty.dtype, str):
         return value
     if isinstance(value, (bool, int, float, np.generic)) and not isinstance(value, np.ndarray):

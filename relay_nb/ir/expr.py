@@ -20,7 +20,7 @@ import numpy as np
 
 from .attrs import EMPTY_ATTRS, Attrs
 from .span import Span
-from .ty import GlobalTypeVar, TensorType, Type, TypeVar
+from .ty import GlobalTypeVar, TensorType, Type, TypeVar, complex_dtype_message
 
 if TYPE_CHECKING:  # pragma: no cover
     pass
@@ -161,6 +161,10 @@ class Constant(Expr):
         data = self.data
         if not isinstance(data, np.ndarray):
             data = np.asarray(data)
+        if data.dtype.kind == "c":  # every way of making a constant passes here
+            from ..errors import RelayTypeError
+
+            raise RelayTypeError(complex_dtype_message(data.dtype.name))
         if data.flags.writeable:
             data = data.copy()
             data.flags.writeable = False
@@ -487,6 +491,11 @@ def var(
     """
     if type_annotation is not None and shape is not None:
         raise ValueError("give either type_annotation or shape, not both")
+    written = dtype if shape is not None else type_annotation
+    if isinstance(written, str) and written.startswith("complex"):
+        from ..errors import RelayTypeError
+
+        raise RelayTypeError(complex_dtype_message(written))
     if shape is not None:
         type_annotation = TensorType(tuple(int(d) for d in shape), dtype)
     elif isinstance(type_annotation, str):

@@ -16,11 +16,22 @@ class Source:
     line_offset: int = 0
 
     def line(self, lineno: int) -> str:
-        """The text of 1-based line ``lineno`` (without its newline), or ''."""
-        lines = self.text.splitlines()
-        if 1 <= lineno <= len(lines):
-            return lines[lineno - 1]
-        return ""
+        """The text of 1-based line ``lineno`` (without its newline), or ''.
+
+        Lines end at ``\n`` only (a ``\r`` before it is dropped), exactly as spans count
+        them: ``str.splitlines`` also breaks at a lone ``\r``, U+2028 and other
+        separators, and would quote another line than the one a location names."""
+        if lineno < 1:
+            return ""
+        text = self.text
+        start = 0
+        for _ in range(lineno - 1):
+            start = text.find("\n", start) + 1
+            if start == 0:
+                return ""
+        end = text.find("\n", start)
+        line = text[start:] if end < 0 else text[start:end]
+        return line[:-1] if line.endswith("\r") else line
 
 
 @dataclass(frozen=True, slots=True)

@@ -133,6 +133,23 @@ class TensorType(Type):
         return isinstance(self.shape, tuple) and any(d is Any for d in self.shape)
 
 
+def complex_dtype_message(dtype: _PyAny) -> str:
+    """Why a complex dtype is refused.  Relay (like TVM) has no complex tensors; numpy
+    makes them easy to create by accident (``1j``), and accepting one half way would
+    silently drop the imaginary part, so every entry point refuses them in these words."""
+    return (
+        f"complex dtype {dtype} is not supported: Relay has no complex tensors (neither has "
+        "TVM); keep the real and imaginary parts in two float tensors"
+    )
+
+
+def is_complex_dtype(dtype: _PyAny) -> bool:
+    """True for ``complex64`` / ``complex128`` (a string or a numpy dtype)."""
+    if isinstance(dtype, str):
+        return dtype.startswith("complex")
+    return getattr(dtype, "kind", None) == "c"
+
+
 def scalar_type(dtype: str) -> TensorType:
     """The rank-0 tensor type of ``dtype`` (``scalar_type("bool")`` is ``bool``)."""
     return TensorType((), dtype)
@@ -220,6 +237,8 @@ __all__ = [
     "GlobalTypeVar",
     "TensorType",
     "scalar_type",
+    "complex_dtype_message",
+    "is_complex_dtype",
     "TupleType",
     "TypeRelation",
     "FuncType",

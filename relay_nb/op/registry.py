@@ -117,7 +117,7 @@ def _coerce(op_name: str, f: AttrField, value: Any) -> Any:
         if not isinstance(value, str):
             raise bad('a dtype string such as "float32"')
         if value and not is_valid_dtype(value):
-            raise AttrError(f"{op_name}: attribute {f.name}: unknown dtype {value!r}")
+            raise AttrError(f"{op_name}: attribute {f.name}: {unknown_dtype_text(value)}")
         return value
     if kind in ("ints", "optional_ints"):
         if isinstance(value, int) and not isinstance(value, bool):
@@ -165,6 +165,15 @@ _SCALAR_DTYPES = {
     "float64",
     "bfloat16",
 }
+
+
+def unknown_dtype_text(dtype: str) -> str:
+    """What to say about a dtype string that :func:`is_valid_dtype` refuses."""
+    from ..ir.ty import complex_dtype_message, is_complex_dtype
+
+    if is_complex_dtype(dtype):
+        return complex_dtype_message(dtype)
+    return f"unknown dtype {dtype!r}"
 
 
 def is_valid_dtype(dtype: str) -> bool:
@@ -349,6 +358,7 @@ __all__ = [
     "AttrField",
     "AttrSchema",
     "is_valid_dtype",
+    "unknown_dtype_text",
     "get_column",
     "register_column",
     "column_rule",

@@ -100,11 +100,12 @@ _SKIP_RX = re.compile(_SKIP)
 _TIGHT_CALLEES = frozenset({"IDENT", "LOCAL", "GLOBAL", "GRAPHVAR"})
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "0": "\0"}
-_ESCAPE_RX = re.compile(r"\\(x[0-9a-fA-F]{2}|.)", re.DOTALL)
+_ESCAPE_RX = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.DOTALL)
 
 
 def unescape(body: str) -> str:
-    """Process the printer's escapes (``\\"``, ``\\\\``, ``\\n``, ``\\t``, ``\\xNN``).
+    """Process the printer's escapes (``\\"``, ``\\\\``, ``\\n``, ``\\t``, ``\\xNN``,
+    ``\\uNNNN``, ``\\UNNNNNNNN``).
 
     TVM's parser does not unescape, so strings with those characters did not round-trip;
     an unknown escape is kept as written (``"C:\\dir"`` stays as it is).
@@ -114,8 +115,9 @@ def unescape(body: str) -> str:
 
     def sub(m: re.Match) -> str:
         esc = m.group(1)
-        if esc[0] == "x" and len(esc) == 3:
-            return chr(int(esc[1:], 16))
+        if len(esc) > 2 and esc[0] in "xuU":
+            code = int(esc[1:], 16)
+            return chr(code) if code <= 0x10FFFF else m.group(0)
         return _ESCAPES.get(esc, m.group(0))
 
     return _ESCAPE_RX.sub(sub, body)
@@ -172,6 +174,22 @@ def _type_args_end(text: str, lt: int) -> bool:
         i += 1
     return False
 
+
+
+def brief(text: str) -> str:
+    """``text`` for a message: a run of thousands of digits is shortened to its ends."""
+    if len(text) <= 40:
+        return text
+    return f"{text[:16]}...{text[-8:]} ({len(text)} characters)"
+
+
+def index_value(digits: str) -> int:
+    """A decimal index (meta table entry, tuple field); ValueError, in our words, when it
+    is longer than any index can be (Python's int() would refuse past 4,300 digits with
+    advice about sys.set_int_max_str_digits, which is no help to a Relay user)."""
+    if len(digits.lstrip("0")) > 18:
+        raise ValueError(f"number too large: {brief(digits)} is not a valid index")
+    return int(digits)
 
 class Lexer:
     """Tokens of ``text[pos:]``, as an iterator of ``(type, value, start, end)``.
@@ -240,7 +258,11 @@ class Lexer:
             self.eof = start
             return ("$END", None, start, start, None)
         if kind == "META":
-            value = (m.group(k + 1), int(m.group(k + 2)), *self._ty_comment(end))
+            try:
+                index = index_value(m.group(k + 2))
+            except ValueError as err:
+                raise self.error(str(err), m.start(k + 2), m.end(k + 2)) from None
+            value = (m.group(k + 1), index, *self._ty_comment(end))
             return ("META", value, start, end, None)
         if kind == "LET_HEAD":
             return ("LET_HEAD", m.group(k + 1), start, end, None)

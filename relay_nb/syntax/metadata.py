@@ -51,6 +51,7 @@ import numpy as np
 from ..errors import ParseError, RelayError
 from ..ir.expr import Constant
 from ..ir.span import Source, Span
+from ..ir.ty import complex_dtype_message
 
 TVM_NDARRAY_MAGIC = 0xDD5E40F096B4A13F
 """``kTVMNDArrayMagic``: the first 8 bytes of every saved NDArray."""
@@ -157,6 +158,8 @@ def decode_ndarray(blob: bytes) -> np.ndarray:
         raise ValueError(f"vector dtype {code_name}{bits}x{lanes} is not supported")
     dtype_name = _CODE_BITS_TO_DTYPE.get((code, bits))
     if dtype_name is None:
+        if code_name == "complex":
+            raise ValueError(complex_dtype_message(f"complex{bits}"))
         raise ValueError(f"dtype {code_name}{bits} is not supported")
     count = 1
     for d in shape:

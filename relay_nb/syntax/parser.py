@@ -100,9 +100,11 @@ from ..ir.ty import (
     TypeCall,
     TypeRelation,
     TypeVar,
+    complex_dtype_message,
+    is_complex_dtype,
 )
 from ..util import paused_gc
-from .lexer import _G_GRAPHVAR, _G_IDENT, _G_PUNCT, _MASTER, Lexer, bracket_report
+from .lexer import _G_GRAPHVAR, _G_IDENT, _G_PUNCT, _MASTER, _SKIP_RX, Lexer, brief, bracket_report, index_value
 
 # ------------------------------------------------------------------------- tables
 
@@ -222,12 +224,16 @@ def _read_number(text: str) -> tuple[Any, str, bool]:
     if m is None:
         raise ValueError(f"invalid number {text!r}")
     digits, frac, exp, suffix = m.groups()
+    if len(digits.lstrip("0")) > 20 and not (frac or exp or suffix in _FLOAT_SUFFIX):
+        # no integer dtype holds 21 digits; int() would refuse past 4,300 with advice
+        # about sys.set_int_max_str_digits
+        raise ValueError(f"number too large: integer literal {brief(text)} does not fit in int64")
     if suffix is None:
         if frac or exp:
             value = float(digits + (frac or "") + (exp or ""))
             value = -value if negative else value
             if abs(value) > float(np.finfo(np.float32).max):
-                raise ValueError(f"{text} is out of range for float32; write {text}f64")
+                raise ValueError(f"number too large: {brief(text)} is out of range for float32; write {brief(text)}f64")
             return value, "float32", True
         value = -int(digits) if negative else int(digits)
         lo, hi = _INT_RANGE["int32"]
@@ -236,7 +242,7 @@ def _read_number(text: str) -> tuple[Any, str, bool]:
         lo, hi = _INT_RANGE["int64"]
         if lo <= value <= hi:
             return value, "int64", True
-        raise ValueError(f"integer literal {text} does not fit in int64")
+        raise ValueError(f"number too large: integer literal {brief(text)} does not fit in int64")
     if suffix in _INT_SUFFIX:
         if frac or exp:
             raise ValueError(f"invalid integer {text!r}: an integer suffix on a decimal number")
@@ -244,14 +250,14 @@ def _read_number(text: str) -> tuple[Any, str, bool]:
         value = -int(digits) if negative else int(digits)
         lo, hi = _INT_RANGE[dtype]
         if not lo <= value <= hi:
-            raise ValueError(f"integer literal {text} does not fit in {dtype}")
+            raise ValueError(f"number too large: integer literal {brief(text)} does not fit in {dtype}")
         return value, dtype, False
     if suffix in _FLOAT_SUFFIX:
         dtype = _FLOAT_SUFFIX[suffix]
         value = float(digits + (frac or "") + (exp or ""))
         value = -value if negative else value
         if abs(value) > float(np.finfo(dtype).max):
-            raise ValueError(f"float literal {text} is out of range for {dtype}")
+            raise ValueError(f"number too large: float literal {brief(text)} is out of range for {dtype}")
         return value, dtype, False
     raise ValueError(
         f"invalid numeric suffix {suffix!r} in {text!r} (use i16, i32, i64, f16, f32 or f64)"
@@ -287,6 +293,8 @@ def _attr_name_value(name: str) -> Any:
 
     if is_valid_dtype(name):
         return name  # dtype=float32 reads as dtype="float32"
+    if is_complex_dtype(name):
+        raise ValueError(complex_dtype_message(name))
     raise ValueError(
         f'an attribute value cannot be the bare name {name} (write a string: "{name}")'
     )
@@ -356,6 +364,8 @@ _KINDS = {
 }
 
 _SCALAR_ALIASES = {"int": "int32", "uint": "uint32", "float": "float32", "bool": "bool"}
+# A type written `complex64` is a dtype Relay lacks, not an ADT of that name.
+_COMPLEX_RX = re.compile(r"complex(?:32|64|128)?")
 
 _SPACES = re.compile(r"[ \t]+")
 _GAP_RX = re.compile(r"(?:\s|\(|//[^\n]*|/\*.*?\*/)*", re.DOTALL)
@@ -458,6 +468,11 @@ class _Converter:
         self._in_def = False
         self._labels: dict[str, tuple[Expr, int]] = {}
         self._def_index = 0
+        # which definition bound the graph variables of each _def_index (labels are
+        # local to it: one used elsewhere would be a free variable there)
+        self._label_owner: dict[int, str] = {}
+        self._defs_end = 0  # where the definitions end (a bare expression follows)
+        self._bare_span: Span | None = None
         # globals
         self._defined: dict[str, Span | None] = {gv.name_hint: None for gv in self.mod.functions}
         self._first_use: dict[str, Span] = {}
@@ -800,11 +815,19 @@ class _Converter:
         self._check_version(c[0], s, e)
 
     def module_expr(self, c, s, e):
+        self._note_bare(e)
         return c[1]
 
     def module_expr_v(self, c, s, e):
         self._check_version(c[0], s, e)
+        self._note_bare(e)
         return c[2]
+
+    def _note_bare(self, end: int) -> None:
+        """The span of the bare expression after the definitions: its node's own span may
+        be elsewhere (an operator name, a global or a variable has none of its use)."""
+        start = _SKIP_RX.match(self.text, self._defs_end).end()
+        self._bare_span = self.span(start, max(end, start + 1))
 
     def expr_only_v(self, c, s, e):
         self._check_version(c[0], s, e)
@@ -814,6 +837,7 @@ class _Converter:
         return None
 
     def defs_more(self, c, s, e):
+        self._defs_end = e
         return None
 
     # -- generic lists -------------------------------------------------------------
@@ -856,6 +880,7 @@ class _Converter:
         span = self.span(ns, ne)
         self._defined[name] = span
         self._def_index += 1
+        self._label_owner[self._def_index] = name
         self._in_def = True
         self.push_mark()
         gv = self._gvars.get(name)
@@ -870,6 +895,7 @@ class _Converter:
         gv, func = c[0][0], self._function(c[0], c[2], s, e)
         self.pop_mark()
         self._in_def = False
+        self._def_index += 1  # a bare expression after it sees none of its labels
         try:
             self.mod.add(gv, func, update=True)
         except RelayError as err:  # pragma: no cover - defensive
@@ -1221,9 +1247,24 @@ class _Converter:
 
     def graph_ref(self, c, s, e):
         entry = self._labels.get(c[0])
+        if entry is not None and entry[1] != self._def_index:
+            # A label of an earlier definition stays visible (as in TVM) when its value is
+            # closed; one using that definition's variables would make them free here.
+            from ..analysis.free_vars import free_vars
+
+            used = free_vars(entry[0])
+            if used:
+                owner = self._label_owner.get(entry[1])
+                where = "@" + owner if owner else "another definition"
+                raise self.error(
+                    f"graph variable {brief(c[0])} is bound in {where} and uses its variable "
+                    f"%{used[0].name_hint}, which is not in scope here",
+                    s,
+                    e,
+                )
         if entry is None:
             raise self.error(
-                f"graph variable {c[0]} has not been defined yet (bind it first: {c[0]} = ...;)",
+                f"graph variable {brief(c[0])} has not been defined yet (bind it first: {brief(c[0])} = ...;)",
                 s,
                 e,
             )
@@ -1382,7 +1423,11 @@ class _Converter:
         return Tuple((c[1], *c[3]), span=self.span(s, e))
 
     def proj(self, c, s, e):
-        return TupleGetItem(c[0], int(c[1][1:]), span=self.span(s, e))
+        try:
+            index = index_value(c[1][1:])
+        except ValueError as err:
+            raise self.error(str(err), s, e) from None
+        return TupleGetItem(c[0], index, span=self.span(s, e))
 
     def proj_dot(self, c, s, e):
         value, _dtype, _ = self._read(c[2], s, e)
@@ -1457,8 +1502,9 @@ class _Converter:
     def arg_graph_more(self, c, s, e):
         lst = c[0]
         entry = self._labels.get(c[2])
-        if entry is None:
-            self.graph_ref([c[2]], e - len(c[2]), e)
+        if entry is None or entry[1] != self._def_index:
+            lst.append(self.graph_ref([c[2]], e - len(c[2]), e))
+            return lst
         lst.append(entry[0])
         return lst
 
@@ -1670,6 +1716,8 @@ class _Converter:
         alias = _SCALAR_ALIASES.get(name)
         if alias is not None:
             return alias
+        if is_complex_dtype(name):
+            raise self.error(complex_dtype_message(name), s, e)
         close = difflib.get_close_matches(name, sorted(_SCALAR_DTYPES), n=1)
         hint = f"; did you mean {close[0]}?" if close else ""
         raise self.error(f"unknown {what} {name!r}{hint}", s, e)
@@ -1745,6 +1793,8 @@ class _Converter:
         alias = _SCALAR_ALIASES.get(name)
         if alias is not None:
             return TensorType((), alias, span=self.span(s, e))
+        if _COMPLEX_RX.fullmatch(name):  # not an ADT that was never defined
+            raise self.error(complex_dtype_message(name), s, e)
         # anything else names an ADT (defined later, or never: the type checker reports it)
         return TypeCall(GlobalTypeVar(name), (), span=self.span(s, e))
 
@@ -1920,7 +1970,7 @@ def parse(
     mod = conv.mod
     if body is not None:
         if conv._defined.get("main") is not None:
-            span = body.span
+            span = conv._bare_span or body.span
             raise ParseError("the program has both a @main definition and a bare expression", span)
         if isinstance(body, Function) and conv._implicit:
             # a `fn` is @main itself: it cannot have inputs nobody binds

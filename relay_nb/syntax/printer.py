@@ -271,7 +271,10 @@ def _quote(s: str) -> str:
         elif ch.isprintable():
             out.append(ch)
         else:
-            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}")
+            # \uXXXX / \UXXXXXXXX as Python writes them: fixed widths, so the lexer
+            # reads each back exactly (U+2028 used to come back as the text "\u2028")
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
     return '"' + "".join(out) + '"'
 
 
@@ -717,9 +720,16 @@ class _TextPrinter:
             return None
         if node.attrs:
             args.extend(self._call_attrs(op, node.attrs))
-        if type(op) is Constructor and not op.inputs and not node.args:
+        if type(op) is Constructor and not op.inputs and not node.args and not node.type_args:
             return d
+        if node.type_args:
+            d += self._type_args(node)
         return d + "(" + ", ".join(args) + ")"
+
+    def _type_args(self, node: Call) -> str:
+        """``<T1, T2>`` of an explicitly instantiated call (``@id<int32>(1)``); the callee
+        is always a name or a graph variable, so the parser reads them back."""
+        return "<" + ", ".join(self._type(t) for t in node.type_args) + ">"
 
     def _start(self, node: Expr, ctx: int) -> tuple:
         k = _canon(type(node))
@@ -800,8 +810,10 @@ class _TextPrinter:
         d = memo.get(op)
         if d is None:
             d = yield (op, NOINLINE)
-        if type(op) is Constructor and not op.inputs and not node.args:
+        if type(op) is Constructor and not op.inputs and not node.args and not node.type_args:
             return d  # a 0-ary constructor call is written bare: Nil
+        if node.type_args:
+            d += self._type_args(node)
         return d + "(" + ", ".join(args) + ")"
 
     def _g_tuple(self, node: Tuple):

@@ -38,6 +38,7 @@ Entry points: :func:`infer_module` (what ``relay.transform.InferType`` runs),
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..errors import RelayError, RelayInternalError, RelayTypeError
@@ -66,6 +67,7 @@ from ..ir.expr import (
     Var,
 )
 from ..ir.functor import post_order
+from ..ir.span import Span
 from ..ir.ty import (
     BOOL,
     UNIT,
@@ -222,6 +224,32 @@ class _Env:
 
 def _span(node: Any) -> Any:
     return getattr(node, "span", None)
+
+
+_COND_RX = re.compile(r"if\s*(\(\s*[%@][\w.]+\s*\)|[%@][\w.]+)")
+
+
+def _cond_where(node: If) -> tuple[Any, tuple[str, ...]]:
+    """Where an if's condition is written, and notes.  A variable's span is its binding
+    (the parameter list, say), not this use: then the condition is found in the source
+    right after the ``if`` keyword, and the binding becomes a note."""
+    cond = node.cond
+    if type(cond) not in (Var, GlobalVar):
+        return _span(cond) or node.span, ()
+    name = ("%" if type(cond) is Var else "@") + cond.name_hint
+    bound = cond.span
+    notes = ()
+    if bound is not None:
+        line = bound.line + (bound.source.line_offset if bound.source is not None else 0)
+        notes = (f"{name} is bound at line {line}, column {bound.column}",)
+    span = node.span
+    if span is None or span.source is None:
+        return span or cond.span, notes
+    m = _COND_RX.match(span.source.line(span.line), span.column - 1)
+    if m is None:  # written over several lines: the if itself
+        return span, notes
+    start, end = m.span(1)
+    return Span(span.source, span.line, start + 1, span.line, end + 1), notes
 
 
 def _callee_label(op: Any) -> str:
@@ -778,10 +806,8 @@ class _Checker(TypeSolver):
             try:
                 self.unify(ct, BOOL)
             except UnifyError:
-                raise RelayTypeError(
-                    f"if condition must be bool, found {self.text(ct)}",
-                    _span(node.cond) or node.span,
-                ) from None
+                span, notes = _cond_where(node)
+                raise RelayTypeError(f"if condition must be bool, found {self.text(ct)}", span, notes) from None
         tt = types[node.true_branch]
         ft = types[node.false_branch]
         if tt is not ft:

@@ -47,6 +47,12 @@ def _valid_dtype(dtype: str) -> bool:
     return is_valid_dtype(dtype)
 
 
+def _dtype_text(dtype: str) -> str:
+    from ..op.registry import unknown_dtype_text
+
+    return unknown_dtype_text(dtype)
+
+
 def check_kinds(t: Any, mod: Any = None, span: Any = None, what: str = "annotation") -> Any:
     """``t`` checked for kind sanity; returns it (normalized), or raises RelayTypeError.
 
@@ -61,7 +67,7 @@ def check_kinds(t: Any, mod: Any = None, span: Any = None, what: str = "annotati
         else:
             if not _valid_dtype(t.dtype):
                 raise RelayTypeError(
-                    f"unknown dtype {t.dtype!r} in {what} {type_text(t)}", _where(t, span)
+                    f"{_dtype_text(t.dtype)} (in {what} {type_text(t)})", _where(t, span)
                 )
             return t
     try:
@@ -121,7 +127,7 @@ def _check(t: Any, mod: Any, span: Any, what: str) -> Any:
         if type(dtype) is str:
             if not _valid_dtype(dtype):
                 raise RelayTypeError(
-                    f"unknown dtype {dtype!r} in {what} {type_text(t)}", _where(t, span)
+                    f"{_dtype_text(dtype)} (in {what} {type_text(t)})", _where(t, span)
                 )
         elif type(dtype) is TypeVar:
             if dtype.kind is not Kind.BaseType:

@@ -59,6 +59,7 @@ class BuildReport:
 
     kernels: list[Kernel]
     interpreted_ops: list[str] = field(default_factory=list)
+    cache: str = ""  # the kernel cache's size line (KernelCache.summary)
 
     @property
     def native_ops(self) -> list[str]:
@@ -95,6 +96,8 @@ class BuildReport:
         lines.append("fell back: " + (", ".join(f"{op} ({why})" for op, why in fb.items()) or "none"))
         if self.interpreted_ops:
             lines.append("interpreted (scalar or polymorphic calls): " + ", ".join(sorted(set(self.interpreted_ops))))
+        if self.cache:
+            lines.append(self.cache)
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -108,7 +111,8 @@ class BuildReport:
         )
         fb = self.fallback_ops
         note = html.escape("fell back: " + (", ".join(f"{op} ({why})" for op, why in fb.items()) or "none"))
-        return f"<table><tr>{head}</tr>{body}</table><p>{note}</p>"
+        cache = f"<p>{html.escape(self.cache)}</p>" if self.cache else ""
+        return f"<table><tr>{head}</tr>{body}</table><p>{note}</p>{cache}"
 
 
 def _compile_seconds(k: Kernel) -> float:
@@ -155,7 +159,7 @@ class BuiltModule:
     def report(self) -> BuildReport:
         """Which ops ran natively, which fell back to numpy, and the kernels' times."""
         scalar_ops = [n.op.name for f in self._executor.interpreted for n in _walk_body(f)]
-        return BuildReport(list(self.kernels), _interpreted(self.mod) + scalar_ops)
+        return BuildReport(list(self.kernels), _interpreted(self.mod) + scalar_ops, self._executor.cache.summary())
 
     @property
     def compile_seconds(self) -> float:

@@ -1,27 +1,49 @@
-"""The kernel cache: one compiled kernel per distinct primitive function.
+"""The kernel cache: one compiled kernel per distinct primitive function *skeleton*.
 
-The key is the structural hash of the function (free variables mapped, so the parameter
-names do not matter) together with its parameter and result types; a hit is confirmed
-with ``structural_equal``, so a hash collision can never run the wrong kernel.  Running a
-program again therefore compiles nothing, and re-running a notebook cell in which one op
-changed compiles exactly the one kernel that op belongs to.  The cache lives for the
-process, like the JIT engine the kernels are compiled into.
+A function's skeleton is the function with its constants taken out: constants are
+arguments of the compiled code (``codegen/lower.py``), so two functions that differ only in
+a constant's value share one compiled module, and each gets a cheap :class:`Kernel` bound
+to its own constants.  The key is the structural hash of the skeleton (free variables
+mapped, so parameter names do not matter) with the parameter and result types; a hit is
+confirmed with ``structural_equal``, so a hash collision can never run the wrong kernel.
+Running a program again therefore compiles nothing, re-running a notebook cell in which
+one op changed compiles exactly the one kernel that op belongs to, and editing a constant
+compiles nothing.
+
+The cache is bounded: least recently used entries are dropped once the cached kernels
+take more than ``max_bytes`` (default :data:`DEFAULT_MAX_BYTES`, 64 MiB, or
+``RELAY_NB_KERNEL_CACHE_MB`` from the environment; ``cache.max_bytes = ...`` changes it).
+A dropped or cleared kernel's LLVM module leaves the JIT engine as soon as no kernel that
+could call it is alive (a built module keeps its kernels working however long it lives).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import itertools
+import os
 import re
 import threading
 import time
+import weakref
+from collections import OrderedDict
 from typing import Optional
 
-from ...ir.expr import Function
+import numpy as np
+
+from ...ir.expr import Constant, Function, Var
+from ...ir.functor import ExprMutator
 from ...ir.structural import structural_equal, structural_hash
 from .kernel import Kernel
 
 _counter = itertools.count()
 ANCHOR_OPS = frozenset(("nn.dense", "nn.matmul", "nn.batch_matmul", "nn.conv1d", "nn.conv2d", "nn.conv3d", "nn.conv2d_transpose"))
+
+DEFAULT_MAX_BYTES = int(float(os.environ.get("RELAY_NB_KERNEL_CACHE_MB", "64")) * 2**20)
+"""The default bound of a cache, in bytes (``RELAY_NB_KERNEL_CACHE_MB`` overrides it)."""
+
+_BOUND_PER_CODE = 8  # kernels kept bound to one compiled module's recent constant values
 
 
 def kernel_name(ops: list[str]) -> str:
@@ -34,66 +56,254 @@ def kernel_name(ops: list[str]) -> str:
     return "fused_" + "_".join(parts) if parts else "fused_identity"
 
 
+class _Keep:
+    """Held by every kernel running one compiled module: when the last such kernel dies,
+    this dies and the module leaves the engine.  (Kernels hold this, not the cache entry,
+    so entry -> kernels -> token is no reference cycle and release needs no collection.)"""
+
+    __slots__ = ("__weakref__",)
+
+
+class _Code:
+    """One compiled skeleton: the LLVM module (none for a kernel that is not compiled code), the lowering's
+    calling convention, and the kernels recently bound to it."""
+
+    __slots__ = ("skeleton", "name", "ops", "signature", "compiled", "keep", "kernels", "nbytes")
+
+    def __init__(self, skeleton: Function, name: str, ops: list[str]):
+        self.skeleton = skeleton
+        self.name, self.ops = name, ops
+        self.signature = None  # the Lowered, without its IR module and constants
+        self.compiled = None
+        self.keep = _Keep()
+        self.kernels: list[Kernel] = []
+        self.nbytes = 0
+
+    def bind(self, func: Function) -> Kernel:
+        """A kernel running this (native) code with ``func``'s constants."""
+        from .codegen.lower import kernel_constants
+
+        k = Kernel(self.name, func, self.ops)
+        k.attach(dataclasses.replace(self.signature, constants=kernel_constants(func)), self.compiled)
+        k.compile_seconds = 0.0  # nothing was compiled for it
+        k._keep = self.keep
+        return k
+
+
+def _size(code: _Code) -> int:
+    """Approximate bytes a cached entry holds: four times its IR text (the Python strings,
+    and LLVM's module and code, which measured about as much again as the strings:
+    evicting a kernel of 17 KB of IR text gave back 37 KB of resident memory), and the
+    constants of the kernels bound to it."""
+    compiled = code.compiled
+    size = 4 * (len(compiled.ir) + len(compiled.optimized_ir)) if compiled is not None else 0
+    return size + sum(c.nbytes for k in code.kernels for c in k._constants) + 1024
+
+
 class KernelCache:
-    """Compiled kernels keyed by structure and types; counts compiles and hits.
+    """Compiled kernels keyed by skeleton and types, least recently used dropped first.
+
+    Parameters
+    ----------
+    max_bytes : int, optional
+        Bound on the cached kernels' size (default :data:`DEFAULT_MAX_BYTES`).
 
     Examples
     --------
-    >>> cache = KernelCache()
+    >>> cache = KernelCache(max_bytes=16 * 2**20)
     >>> JITExecutor(mod, cache=cache).evaluate()(x)
     >>> JITExecutor(mod, cache=cache).evaluate()(x)
     >>> cache.stats()["compiles"], cache.stats()["hits"]
     (1, 1)
     """
 
-    def __init__(self) -> None:
-        self._entries: dict[tuple, list[Kernel]] = {}
+    def __init__(self, max_bytes: Optional[int] = None) -> None:
+        self._codes: dict[tuple, list[_Code]] = {}
+        self._lru: OrderedDict[_Code, tuple] = OrderedDict()  # code -> key, oldest first
         self._lock = threading.RLock()
+        self._max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else int(max_bytes)
+        self.nbytes = 0
         self.compiles = 0
         self.fallbacks = 0
         self.hits = 0
+        self.rebinds = 0
+        self.evictions = 0
+
+    @property
+    def max_bytes(self) -> int:
+        """The bound on the cached kernels' size; lowering it evicts at once."""
+        return self._max_bytes
+
+    @max_bytes.setter
+    def max_bytes(self, value: int) -> None:
+        with self._lock:
+            self._max_bytes = int(value)
+            self._evict()
 
     def stats(self) -> dict:
-        """``{"compiles", "fallbacks", "hits", "kernels"}`` since creation or :meth:`clear`."""
+        """``{"compiles", "fallbacks", "hits", "rebinds", "evictions", "kernels", "bytes",
+        "max_bytes"}`` since creation or :meth:`clear`; ``rebinds`` counts functions that
+        differed from a cached one only in constants (served without compiling)."""
         with self._lock:
-            kernels = sum(len(v) for v in self._entries.values())
-            return {"compiles": self.compiles, "fallbacks": self.fallbacks, "hits": self.hits, "kernels": kernels}
+            return {
+                "compiles": self.compiles,
+                "fallbacks": self.fallbacks,
+                "hits": self.hits,
+                "rebinds": self.rebinds,
+                "evictions": self.evictions,
+                "kernels": len(self._lru),
+                "bytes": self.nbytes,
+                "max_bytes": self.max_bytes,
+            }
+
+    def summary(self) -> str:
+        """One line for reports: ``kernel cache: 12 kernels, 1.3 of 64.0 MiB``."""
+        st = self.stats()
+        return f"kernel cache: {st['kernels']} kernels, {st['bytes'] / 2**20:.1f} of {st['max_bytes'] / 2**20:.1f} MiB"
 
     def clear(self) -> None:
-        """Forget every kernel and reset the counters (compiled code stays in the engine)."""
+        """Forget every kernel and reset the counters.  The compiled code of kernels nobody
+        holds any more leaves the JIT engine now; a live built module keeps its own."""
+        from .jit import module_count
+
         with self._lock:
-            self._entries.clear()
-            self.compiles = self.fallbacks = self.hits = 0
+            self._codes.clear()
+            self._lru.clear()
+            self.nbytes = 0
+            self.compiles = self.fallbacks = self.hits = self.rebinds = self.evictions = 0
+        gc.collect()  # kernels in reference cycles die now, not at some later collection
+        module_count()  # drains the modules their finalizers queued
 
     def get(self, func: Function) -> Kernel:
-        """The kernel of primitive function ``func``: cached, or lowered and compiled now."""
-        key = _key(func)
+        """The kernel of primitive function ``func``: cached, bound to a cached skeleton,
+        or lowered and compiled now."""
+        skeleton = _skeleton(func)
+        key = _key(func, skeleton)
         with self._lock:
-            for k in self._entries.get(key, ()):
-                if structural_equal(k.func, func, map_free_vars=True):
-                    self.hits += 1
-                    return k
-            kernel = compile_kernel(func, self)
-            if kernel.native:
+            code = self._find(key, skeleton)
+            if code is not None:
+                return self._bound(code, func)
+            code = self._new_code(func, skeleton)
+            if code.compiled is not None:
                 self.compiles += 1
             else:
                 self.fallbacks += 1
-            self._entries.setdefault(key, []).append(kernel)
+            self._codes.setdefault(key, []).append(code)
+            self._lru[code] = key
+            code.nbytes = _size(code)
+            self.nbytes += code.nbytes
+            kernel = code.kernels[0]
+            self._evict()
             return kernel
 
     def lookup(self, func: Function) -> Optional[Kernel]:
-        """The cached kernel of ``func`` without compiling (None if there is none)."""
+        """The cached kernel of ``func`` without compiling or binding (None if none)."""
+        skeleton = _skeleton(func)
         with self._lock:
-            for k in self._entries.get(_key(func), ()):
-                if structural_equal(k.func, func, map_free_vars=True):
-                    return k
+            code = self._find(_key(func, skeleton), skeleton, touch=False)
+            return _exact(code, func) if code is not None else None
+
+    # -- internals --------------------------------------------------------------------------
+    def _new_kernel(self, func: Function) -> Kernel:
+        return compile_kernel(func, self)
+
+    def _new_code(self, func: Function, skeleton: Function) -> _Code:
+        """A new entry for ``func``'s skeleton, holding ``func``'s kernel."""
+        from .jit import release
+
+        kernel = self._new_kernel(func)
+        code = _Code(skeleton, kernel.name, kernel.ops)
+        if kernel.native and kernel._compiled is not None:
+            code.signature, code.compiled = kernel._signature, kernel._compiled
+            # the module leaves the engine once no kernel bound to this code is alive
+            done = weakref.finalize(code.keep, release, code.compiled.name)
+            done.atexit = False  # the process is ending: the engine goes with it
+            kernel._keep = code.keep
+        code.kernels.append(kernel)
+        return code
+
+    def _find(self, key: tuple, skeleton: Function, touch: bool = True) -> Optional[_Code]:
+        for code in self._codes.get(key, ()):
+            if structural_equal(code.skeleton, skeleton, map_free_vars=True):
+                if touch:
+                    self._lru.move_to_end(code)
+                return code
         return None
 
+    def _bound(self, code: _Code, func: Function) -> Kernel:
+        kernel = _exact(code, func)
+        if kernel is not None:
+            self.hits += 1
+            return kernel
+        if code.compiled is None:
+            # a kernel that is not compiled code runs its own function: make a new one
+            kernel = self._new_kernel(func)
+            self.fallbacks += 1
+        else:
+            kernel = code.bind(func)
+            self.rebinds += 1
+        code.kernels.append(kernel)
+        del code.kernels[:-_BOUND_PER_CODE]
+        self.nbytes -= code.nbytes
+        code.nbytes = _size(code)
+        self.nbytes += code.nbytes
+        self._evict()
+        return kernel
 
-def _key(func: Function) -> tuple:
+    def _evict(self) -> None:
+        """Drop least recently used entries until the cache fits (the newest always stays)."""
+        while self.nbytes > self.max_bytes and len(self._lru) > 1:
+            code, key = self._lru.popitem(last=False)
+            self._codes[key].remove(code)
+            if not self._codes[key]:
+                del self._codes[key]
+            self.nbytes -= code.nbytes
+            self.evictions += 1
+
+
+def _exact(code: _Code, func: Function) -> Optional[Kernel]:
+    """The kernel of ``code`` bound to exactly ``func``'s constants, if any."""
+    from .codegen.lower import kernel_constants
+
+    consts = None
+    for k in reversed(code.kernels):
+        if k.func is func:
+            return k
+        if not k.native:  # (runs numpy on its own function: may not even be lowerable)
+            if structural_equal(k.func, func, map_free_vars=True):
+                return k
+            continue
+        if consts is None:
+            consts = kernel_constants(func)
+        if all(_same(a, b) for a, b in zip(k._constants, consts)):
+            return k
+    return None
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bitwise equality: 0.0 and -0.0, or two NaN payloads, are different constants."""
+    if a is b:
+        return True
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    return np.array_equal(np.ascontiguousarray(a).reshape(-1).view(np.uint8), np.ascontiguousarray(b).reshape(-1).view(np.uint8))
+
+
+class _Abstract(ExprMutator):
+    """Replaces each constant by a variable of its type: what is left is the skeleton."""
+
+    def visit_constant(self, const: Constant):
+        return Var("c", const._checked_type)
+
+
+def _skeleton(func: Function) -> Function:
+    return _Abstract().visit(func)
+
+
+def _key(func: Function, skeleton: Function) -> tuple:
     params = tuple(p._checked_type for p in func.params)
     ret = func.body._checked_type
-    return (structural_hash(func, map_free_vars=True), params, ret)
+    return (structural_hash(skeleton, map_free_vars=True), params, ret)
 
 
 def _ops(func: Function) -> list[str]:
@@ -146,4 +356,4 @@ def default_cache() -> KernelCache:
     return _DEFAULT
 
 
-__all__ = ["KernelCache", "compile_kernel", "default_cache", "kernel_name"]
+__all__ = ["DEFAULT_MAX_BYTES", "KernelCache", "compile_kernel", "default_cache", "kernel_name"]

@@ -16,6 +16,7 @@ memory, so a huge shape is an error message, not a dead kernel.
 
 from __future__ import annotations
 
+import dataclasses
 import ctypes
 import html
 import math
@@ -99,6 +100,9 @@ class Kernel:
         self._const_addresses: list[int] = []
         self._tuple_params = False
         self._tuple_result = isinstance(self._ret, TupleType)
+        self._compiled = None  # the CompiledModule, and the lowering's calling convention:
+        self._signature = None  # what the cache binds to another function's constants
+        self._keep = None  # the cache's token that keeps the compiled module in the engine
 
     # -- construction ------------------------------------------------------------------------
     @classmethod
@@ -110,6 +114,8 @@ class Kernel:
     def attach(self, lowered, compiled) -> None:
         """Make this kernel native: the lowered signature and the compiled function."""
         self.native = True
+        self._compiled = compiled
+        self._signature = dataclasses.replace(lowered, module=None, constants=[])
         self.ir, self.optimized_ir = compiled.ir, compiled.optimized_ir
         self._asm = compiled.asm or None
         self.compile_seconds = compiled.compile_seconds

@@ -164,9 +164,9 @@ class KernelBuilder:
         return self.rules[call]
 
     def _leaf(self, node: Expr, field: Optional[int], index: Index) -> ir.Value:
-        if type(node) is Constant and node.data.ndim == 0:
-            return self.scalar_constant(node)
         ptrs = self.inputs.get(node)
+        if ptrs is None and type(node) is Constant and node.data.ndim == 0:
+            return self.scalar_constant(node)  # a constant the kernel was not given
         if ptrs is None:
             raise Unsupported(f"{node!r} is not an input of the kernel")
         ptr = ptrs[field or 0]

@@ -6,7 +6,9 @@ exports one C-ABI function::
     void symbol(ptr in0, ..., ptr const0, ..., ptr out0, ..., ptr workspace, ptr status)
 
 ``in*`` are the parameters' tensors (a tuple parameter contributes one pointer per field),
-``const*`` the function's non-scalar constants, ``out*`` the result's tensors, all
+``const*`` the function's constants, scalars included (:func:`kernel_constants`: so the
+code does not depend on their values, and functions differing only in a constant share
+one compiled kernel), ``out*`` the result's tensors, all
 contiguous row-major; ``workspace`` is ``workspace_bytes`` of scratch (64-byte aligned),
 ``status`` two int64s where a kernel reports a run-time error (``take`` out of bounds in
 ``mode="fast"``).  The kernel computes:
@@ -89,6 +91,20 @@ def _post_order(body: Expr) -> list[Expr]:
     return out
 
 
+def kernel_constants(func: Function) -> list[np.ndarray]:
+    """The constant arguments of ``func``'s kernel, in the order :func:`lower` passes them:
+    a kernel compiled for one function runs any function of the same skeleton (equal but
+    for constant values) when given that function's constants."""
+    return [_constant_data(n) for n in _post_order(func.body) if type(n) is Constant]
+
+
+def _constant_data(c: Constant) -> np.ndarray:
+    """``c``'s data in its inferred dtype (an unsuffixed literal takes its context's)."""
+    from ....op.impl._util import convert
+
+    return convert(c.data, tensor_type(c._checked_type, "a constant").dtype)
+
+
 def _result_leaves(body: Expr) -> list[tuple[Expr, Optional[int]]]:
     ty = body._checked_type
     if isinstance(ty, TensorType):
@@ -123,8 +139,7 @@ def lower(func: Function, symbol: str) -> Lowered:
             raise Unsupported(f"free variable %{n.name_hint} in a primitive function")
         if t is Constant:
             tensor_type(n._checked_type, "a constant")
-            if n.data.ndim:
-                constants.append(n)
+            constants.append(n)
         if t is Call:
             name = n.op.name
             ops.append(name)
@@ -176,7 +191,7 @@ def lower(func: Function, symbol: str) -> Lowered:
     _emit(kb, body, nodes, rules, out_leaves, out_bufs)
     kb.builder.ret_void()
     return Lowered(
-        module, symbol, in_types, [c.data for c in constants], out_types, kb.workspace_bytes, kb.uses_status,
+        module, symbol, in_types, [_constant_data(c) for c in constants], out_types, kb.workspace_bytes, kb.uses_status,
         ops, dict(kb.errors), [i in kb.peeled for i in range(len(out_types))],
     )
 
@@ -337,4 +352,4 @@ def _flat_ok(kb: KernelBuilder, node: Expr, field: Optional[int], rules) -> bool
     return True
 
 
-__all__ = ["Lowered", "lower"]
+__all__ = ["Lowered", "kernel_constants", "lower"]
