@@ -1236,3 +1236,10 @@ __all__ = [
     "softmax",
     "upsampling",
 ]
+
+# relay.nn is this module: the rest of TVM's nn family lives in sibling files and is
+# re-exported here (imported last: they build on the relations above).
+from . import nn_extra as _nn_extra  # noqa: E402
+from .nn_extra import *  # noqa: E402,F401,F403
+
+__all__ += _nn_extra.__all__
