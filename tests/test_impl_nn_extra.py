@@ -278,3 +278,11 @@ def test_interpreter_runs_a_program_of_new_ops():
     want = np.pad(run("nn.depth_to_space", data, block_size=2), [(0, 0), (0, 0), (1, 0), (0, 1)],
                   mode="symmetric")  # fmt: skip
     np.testing.assert_array_equal(got, want)
+
+
+def test_fifo_buffer_by_hand():
+    buf = np.array([[1, 2, 3, 4], [5, 6, 7, 8]], "float32")
+    got = run("nn.fifo_buffer", np.array([[9], [10]], "float32"), buf, axis=1)
+    assert got.tolist() == [[2, 3, 4, 9], [6, 7, 8, 10]]
+    got = run("nn.fifo_buffer", np.array([[0, 0, 0, 1]], "float32"), buf, axis=0)
+    assert got.tolist() == [[5, 6, 7, 8], [0, 0, 0, 1]]

@@ -68,6 +68,8 @@ SHAPES = [
         {"block_shape": [2, 3], "crops": [[0, 1], [1, 0]]},
         T((2, 3, 5, 7)),
     ),
+    ("nn.fifo_buffer", [T((1, 2)), T((5, 2))], {"axis": 0}, T((5, 2))),
+    ("nn.fifo_buffer", [T((3, 2)), T((3, 6))], {"axis": -1}, T((3, 6))),
 ]
 
 
@@ -104,6 +106,9 @@ ERRORS = [
     ("nn.space_to_batch_nd", [T((2, 4, 6))], {"block_shape": [2, 3], "paddings": [[0, 0]]}, "paddings must be given for each of the 2 block dims"),
     ("nn.batch_to_space_nd", [T((7, 2, 2, 7))], {"block_shape": [2, 3], "crops": [[0, 0], [0, 0]]}, "batch 7 is not divisible by the block size 6"),
     ("nn.batch_to_space_nd", [T((6, 2, 2))], {"block_shape": [2, 3], "crops": [[0, 0], [4, 3]]}, "crops \\[4, 3\\] exceed"),
+    ("nn.fifo_buffer", [T((1, 2)), T((5, 3))], {"axis": 0}, "differ on axis 1"),
+    ("nn.fifo_buffer", [T((5, 2)), T((5, 2))], {"axis": 0}, "must be shorter than the buffer"),
+    ("nn.fifo_buffer", [T((2,)), T((5, 2))], {"axis": 0}, "the same rank"),
 ]
 
 
@@ -175,6 +180,7 @@ def _roundtrip_cases():
         relay.nn.dilate(x, (1, 1, 2, 2), dilation_value=1.5),
         relay.nn.space_to_batch_nd(x, [2, 2], [[0, 0], [1, 1]], pad_value=-1.0),
         relay.nn.batch_to_space_nd(relay.var("b", shape=(4, 2, 2, 3)), [2, 2], [[0, 1], [1, 0]]),
+        relay.nn.fifo_buffer(relay.var("f", shape=(1, 8, 4, 1)), x, axis=3),
     ]
 
 

@@ -259,6 +259,27 @@ def _batch_to_space_rel(inputs, attrs, reporter):
     return TensorType(tuple(shape), data.dtype)
 
 
+# --- fifo buffer -------------------------------------------------------------------------
+
+
+@forward_relation("FIFOBuffer")
+def _fifo_buffer_rel(inputs, attrs, reporter):
+    data = tensor(inputs[0], "data")
+    buf = tensor(inputs[1], "buffer")
+    if len(data.shape) != len(buf.shape):
+        raise RelayTypeError(
+            f"data and buffer must have the same rank, found {type_text(data)} and {type_text(buf)}"
+        )
+    axis = norm_axis(attrs["axis"], len(buf.shape))
+    for i, (d, b) in enumerate(zip(data.shape, buf.shape)):
+        if i != axis and is_static(d) and is_static(b) and d != b:
+            raise RelayTypeError(f"data and buffer differ on axis {i}: {d} and {b}")
+    d, b = data.shape[axis], buf.shape[axis]
+    if is_static(d) and is_static(b) and d >= b:
+        raise RelayTypeError(f"data ({d} on axis {axis}) must be shorter than the buffer ({b})")
+    return TensorType(buf.shape, reporter.unify_dtype(data.dtype, buf.dtype))
+
+
 # --- registration -------------------------------------------------------------------------
 
 _NORM = (("epsilon", "float", 1e-5), ("center", "bool", True), ("scale", "bool", True))
@@ -453,6 +474,16 @@ NN_EXTRA_OPS = [
         OpPattern.INJECTIVE,
         ("data",),
         "Pad the spatial dims, then move ``block_shape`` blocks of them into the batch.",
+    ),
+    (
+        "nn.fifo_buffer",
+        2,
+        _fifo_buffer_rel,
+        schema("relay.attrs.FIFOBufferAttrs", ("axis", "int", 0)),
+        OpPattern.OPAQUE,
+        ("data", "buffer"),
+        "Push ``data`` into the end of ``buffer`` along ``axis``, dropping as much from its "
+        "start: ``concatenate([buffer, data], axis)[len(data):]``.",
     ),
 ]
 
@@ -650,6 +681,11 @@ def space_to_batch_nd(data, block_shape, paddings, pad_value=0) -> Expr:
     )
 
 
+def fifo_buffer(data, buffer, axis) -> Expr:
+    """The buffer after pushing ``data`` at its end along ``axis`` (its oldest part drops)."""
+    return call("nn.fifo_buffer", data, buffer, axis=axis)
+
+
 __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_avg_pool3d",
@@ -661,6 +697,7 @@ __all__ = [
     "depth_to_space",
     "dilate",
     "fast_softmax",
+    "fifo_buffer",
     "group_norm",
     "instance_norm",
     "l2_normalize",

@@ -39,9 +39,11 @@ spam warnings, and constant folding must be total, so the interpreter defines th
 from .. import image as _image_ops  # noqa: F401
 from .. import nn as _nn_ops  # noqa: F401
 from .. import nn_extra as _nn_extra_ops  # noqa: F401
+from .. import nn_special as _nn_special_ops  # noqa: F401
+from .. import nn_train as _nn_train_ops  # noqa: F401
 from .. import reduce as _reduce_ops  # noqa: F401
 from .. import tensor as _tensor_ops  # noqa: F401
 from .. import transform as _transform_ops  # noqa: F401
-from . import image, nn, nn_extra, reduce, tensor, transform
+from . import image, nn, nn_extra, nn_special, nn_train, reduce, tensor, transform
 
-__all__ = ["image", "nn", "nn_extra", "reduce", "tensor", "transform"]
+__all__ = ["image", "nn", "nn_extra", "nn_special", "nn_train", "reduce", "tensor", "transform"]

@@ -291,4 +291,16 @@ def _batch_to_space_nd(args, attrs, out):
     return y[tuple(index)]
 
 
+# --- fifo buffer ---------------------------------------------------------------------------------
+
+
+@impl("nn.fifo_buffer")
+def _fifo_buffer(args, attrs, out):
+    """``concatenate([buffer, data], axis)`` without its first ``len(data)`` entries."""
+    data, buf = args
+    axis = norm_axis(attrs["axis"], buf.ndim)
+    joined = np.concatenate([buf, data.astype(buf.dtype)], axis=axis)
+    return np.take(joined, np.arange(data.shape[axis], joined.shape[axis]), axis=axis)
+
+
 __all__ = ["adaptive_pool_nd", "depth_to_space", "space_to_depth"]
