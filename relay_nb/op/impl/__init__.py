@@ -37,6 +37,7 @@ spam warnings, and constant folding must be total, so the interpreter defines th
 
 # The op families first: an implementation can only be registered for a known op.
 from .. import image as _image_ops  # noqa: F401
+from .. import image_extra as _image_extra_ops  # noqa: F401
 from .. import nn as _nn_ops  # noqa: F401
 from .. import nn_extra as _nn_extra_ops  # noqa: F401
 from .. import nn_special as _nn_special_ops  # noqa: F401
@@ -44,6 +45,8 @@ from .. import nn_train as _nn_train_ops  # noqa: F401
 from .. import reduce as _reduce_ops  # noqa: F401
 from .. import tensor as _tensor_ops  # noqa: F401
 from .. import transform as _transform_ops  # noqa: F401
-from . import image, nn, nn_extra, nn_special, nn_train, reduce, tensor, transform
+from . import image, nn, reduce, tensor, transform
+from . import image_extra, nn_extra, nn_special, nn_train  # the rest of nn, image
 
-__all__ = ["image", "nn", "nn_extra", "nn_special", "nn_train", "reduce", "tensor", "transform"]
+__all__ = ["image", "nn", "reduce", "tensor", "transform"]
+__all__ += ["image_extra", "nn_extra", "nn_special", "nn_train"]
