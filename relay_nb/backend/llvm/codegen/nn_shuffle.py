@@ -1,0 +1,123 @@
+"""Index rules of the injective ``nn`` ops of :mod:`relay_nb.op.nn_extra`: depth_to_space,
+space_to_depth, mirror_pad and dilate.  Each maps an output coordinate to the input element it
+copies (or, for dilate's holes, to a constant), so they fuse into their consumer's loop.
+
+Reads stay in bounds by construction: the shuffles' maps are bijections onto the input,
+mirror_pad's reflections land inside the axis (the relation bounds the widths), and dilate
+reads ``d / stride`` which is at most the last element.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....op.impl._util import convert as np_convert
+from .context import attrs_of
+from .injective import sub_index
+from .rules import rule
+from .types import const, i64
+
+
+def _layout_check(call):
+    layout = attrs_of(call)["layout"]
+    if sorted(layout) != sorted("NCHW"):
+        return f"layout {layout!r}"
+    return None
+
+
+def _shuffle(kb, call, index, to_space: bool):
+    """Rebuild the canonical (n, c, h, w) of the output, map it, permute back to the layout."""
+    arg = call.args[0]
+    shape = kb.shape(arg)
+    attrs = attrs_of(call)
+    layout = attrs["layout"]
+    pos = {a: layout.index(a) for a in "NCHW"}
+    bs = attrs["block_size"]
+    b = kb.builder
+    out = index.dims()
+    n, c, h, w = (out[pos[a]] for a in "NCHW")
+    if to_space:  # depth_to_space
+        c_out = shape[pos["C"]] // (bs * bs)
+        i, j = b.urem(h, i64(bs)), b.urem(w, i64(bs))
+        block = b.add(b.mul(i, i64(bs)), j)
+        if attrs["mode"] == "DCR":
+            src_c = b.add(b.mul(block, i64(c_out)), c)
+        else:
+            src_c = b.add(b.mul(c, i64(bs * bs)), block)
+        src = {"N": n, "C": src_c, "H": b.udiv(h, i64(bs)), "W": b.udiv(w, i64(bs))}
+    else:  # space_to_depth: channel (i * bs + j) * C + c holds pixel (h * bs + i, w * bs + j)
+        c_in = shape[pos["C"]]
+        block, src_c = b.udiv(c, i64(c_in)), b.urem(c, i64(c_in))
+        i, j = b.udiv(block, i64(bs)), b.urem(block, i64(bs))
+        src = {
+            "N": n,
+            "C": src_c,
+            "H": b.add(b.mul(h, i64(bs)), i),
+            "W": b.add(b.mul(w, i64(bs)), j),
+        }
+    dims = [src[a] for a in layout]
+    return kb.value(arg, sub_index(kb, index, ("shuffle", call), shape, dims))
+
+
+@rule("nn.depth_to_space", check=_layout_check)
+def _depth_to_space(kb, call, index, field):
+    return _shuffle(kb, call, index, to_space=True)
+
+
+@rule("nn.space_to_depth", check=_layout_check)
+def _space_to_depth(kb, call, index, field):
+    return _shuffle(kb, call, index, to_space=False)
+
+
+def _mirror_check(call):
+    attrs = attrs_of(call)
+    shape = call.args[0]._checked_type.shape
+    limit = 1 if attrs["mode"] == "REFLECT" else 0
+    for n, (lo, hi) in zip(shape, attrs["pad_width"]):
+        if max(lo, hi) > n - limit:
+            return "a mirror wider than its axis"
+    return None
+
+
+@rule("nn.mirror_pad", check=_mirror_check)
+def _mirror_pad(kb, call, index, field):
+    """``v = d - before``; below 0 it mirrors to ``-v - 1`` (SYMMETRIC) or ``-v`` (REFLECT),
+    past the end to ``2n - 1 - v`` or ``2n - 2 - v``."""
+    arg = call.args[0]
+    shape = kb.shape(arg)
+    attrs = attrs_of(call)
+    shift = 1 if attrs["mode"] == "SYMMETRIC" else 0
+    b = kb.builder
+    dims = []
+    for d, n, (lo, _) in zip(index.dims(), shape, attrs["pad_width"]):
+        v = b.sub(d, i64(lo)) if lo else d
+        low = b.sub(i64(-shift), v)
+        high = b.sub(i64(2 * n - 1 - (1 - shift)), v)
+        v = b.select(b.icmp_signed("<", v, i64(0)), low, v)
+        dims.append(b.select(b.icmp_signed(">=", v, i64(n)), high, v))
+    return kb.value(arg, sub_index(kb, index, ("mirror", call), shape, dims))
+
+
+@rule("nn.dilate")
+def _dilate(kb, call, index, field):
+    arg = call.args[0]
+    shape = kb.shape(arg)
+    strides = attrs_of(call)["strides"]
+    b = kb.builder
+    dims, on_grid = [], None
+    for d, s in zip(index.dims(), strides):
+        if s == 1:
+            dims.append(d)
+            continue
+        dims.append(b.udiv(d, i64(s)))
+        ok = b.icmp_unsigned("==", b.urem(d, i64(s)), i64(0))
+        on_grid = ok if on_grid is None else b.and_(on_grid, ok)
+    v = kb.value(arg, sub_index(kb, index, ("dilate", call), shape, dims))
+    if on_grid is None:
+        return v
+    dt = kb.dt(call)
+    hole = np_convert(np.float64(attrs_of(call)["dilation_value"]), dt.name).item()
+    return b.select(on_grid, v, const(dt, hole))
+
+
+__all__: list[str] = []

@@ -1,0 +1,85 @@
+"""Property tests: the JIT's index rules for depth_to_space, space_to_depth, mirror_pad and
+dilate agree exactly with the interpreter, and fuse with their consumers; the other new nn
+ops run in the interpreter inside built programs and report() says so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jit_testing import check, random_array, tensor
+
+import relay_nb as relay
+
+PROPS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _rng(data) -> np.random.Generator:
+    return np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@PROPS
+@given(data=st.data())
+def test_pixel_shuffles(layout, data):
+    bs = data.draw(st.integers(1, 3))
+    n, c, h, w = (data.draw(st.integers(1, 3)) for _ in range(4))
+    dims = {"N": n, "C": c * bs * bs, "H": h, "W": w}
+    shape = tuple(dims[a] for a in layout)
+    mode = data.draw(st.sampled_from(["DCR", "CRD"]))
+    x = random_array(_rng(data), shape, "float32")
+    check(
+        f'def @main(%x: {tensor(shape, "float32")}) {{ %0 = nn.depth_to_space(%x, block_size={bs}, '
+        f'layout="{layout}", mode="{mode}"); (%0, nn.space_to_depth(%0, block_size={bs}, '
+        f'layout="{layout}")) }}',
+        x,
+    )
+
+
+@pytest.mark.parametrize("mode", ["SYMMETRIC", "REFLECT"])
+@PROPS
+@given(data=st.data())
+def test_mirror_pad(mode, data):
+    rank = data.draw(st.integers(1, 3))
+    shape = tuple(data.draw(st.integers(2, 4)) for _ in range(rank))
+    limit = 1 if mode == "REFLECT" else 0
+    widths = [[data.draw(st.integers(0, d - limit)) for _ in range(2)] for d in shape]
+    x = random_array(_rng(data), shape, "int32")
+    pw = "[" + ", ".join(f"[{a}, {b}]" for a, b in widths) + "]"
+    check(f'def @main(%x: {tensor(shape, "int32")}) {{ nn.mirror_pad(%x, mode="{mode}", pad_width={pw}) }}', x)
+
+
+@PROPS
+@given(data=st.data())
+def test_dilate(data):
+    rank = data.draw(st.integers(1, 3))
+    shape = tuple(data.draw(st.integers(1, 4)) for _ in range(rank))
+    strides = [data.draw(st.integers(1, 3)) for _ in range(rank)]
+    dtype = data.draw(st.sampled_from(["float32", "int8"]))
+    x = random_array(_rng(data), shape, dtype)
+    check(
+        f'def @main(%x: {tensor(shape, dtype)}) {{ nn.dilate(%x, strides={strides}, dilation_value=-3f) }}',
+        x,
+    )
+
+
+def test_shuffle_fuses_with_an_elementwise_tail():
+    x = np.arange(32, dtype="float32").reshape(1, 8, 2, 2)
+    ex = check('def @main(%x: Tensor[(1, 8, 2, 2), float32]) { exp(nn.depth_to_space(%x, block_size=2)) }', x, rtol=1e-6)
+    assert len(ex.kernels) == 1 and ex.kernels[0].ops == ["nn.depth_to_space", "exp"]
+
+
+def test_other_new_ops_run_in_the_interpreter_inside_a_built_program():
+    x = relay.var("x", shape=(1, 8, 4, 4))
+    gamma = relay.var("g", shape=(8,))
+    y = relay.nn.relu(relay.nn.group_norm(relay.nn.lrn(x, size=3), gamma, gamma, num_groups=2))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x, gamma], y)))
+    lib = relay.build(mod)
+    report = str(lib.report())
+    assert "nn.lrn (no LLVM lowering for nn.lrn)" in report
+    assert "nn.group_norm (no LLVM lowering for nn.group_norm)" in report
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal((1, 8, 4, 4)).astype("float32"), rng.standard_normal(8).astype("float32"))
+    want = relay.create_executor("interpreter", mod=mod).evaluate()(*args)
+    np.testing.assert_allclose(lib(*args), want, rtol=1e-6)
