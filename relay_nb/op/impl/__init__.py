@@ -39,6 +39,7 @@ spam warnings, and constant folding must be total, so the interpreter defines th
 from .. import image as _image_ops  # noqa: F401
 from .. import image_extra as _image_extra_ops  # noqa: F401
 from .. import nn as _nn_ops  # noqa: F401
+from .. import nn_contrib as _nn_contrib_ops  # noqa: F401
 from .. import nn_extra as _nn_extra_ops  # noqa: F401
 from .. import nn_special as _nn_special_ops  # noqa: F401
 from .. import nn_train as _nn_train_ops  # noqa: F401
@@ -46,7 +47,7 @@ from .. import reduce as _reduce_ops  # noqa: F401
 from .. import tensor as _tensor_ops  # noqa: F401
 from .. import transform as _transform_ops  # noqa: F401
 from . import image, nn, reduce, tensor, transform
-from . import image_extra, nn_extra, nn_special, nn_train  # the rest of nn, image
+from . import image_extra, nn_contrib, nn_extra, nn_special, nn_train  # the rest of nn, image
 
 __all__ = ["image", "nn", "reduce", "tensor", "transform"]
-__all__ += ["image_extra", "nn_extra", "nn_special", "nn_train"]
+__all__ += ["image_extra", "nn_contrib", "nn_extra", "nn_special", "nn_train"]
