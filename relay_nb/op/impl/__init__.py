@@ -41,13 +41,14 @@ from .. import image_extra as _image_extra_ops  # noqa: F401
 from .. import nn as _nn_ops  # noqa: F401
 from .. import nn_contrib as _nn_contrib_ops  # noqa: F401
 from .. import nn_extra as _nn_extra_ops  # noqa: F401
+from .. import nn_sparse as _nn_sparse_ops  # noqa: F401
 from .. import nn_special as _nn_special_ops  # noqa: F401
 from .. import nn_train as _nn_train_ops  # noqa: F401
 from .. import reduce as _reduce_ops  # noqa: F401
 from .. import tensor as _tensor_ops  # noqa: F401
 from .. import transform as _transform_ops  # noqa: F401
 from . import image, nn, reduce, tensor, transform
-from . import image_extra, nn_contrib, nn_extra, nn_special, nn_train  # the rest of nn, image
+from . import image_extra, nn_contrib, nn_extra, nn_sparse, nn_special, nn_train  # nn, image
 
 __all__ = ["image", "nn", "reduce", "tensor", "transform"]
-__all__ += ["image_extra", "nn_contrib", "nn_extra", "nn_special", "nn_train"]
+__all__ += ["image_extra", "nn_contrib", "nn_extra", "nn_sparse", "nn_special", "nn_train"]
