@@ -23,7 +23,8 @@ get = get_op  # relay.op.get("add"), as in TVM
 
 # The op families: importing them fills the registry (``impl``: their numpy implementations).
 from . import image, impl, nn, reduce, tensor, transform  # noqa: F401
-from . import image_extra, nn_contrib, nn_extra, nn_sparse, nn_special, nn_train  # noqa: F401
+from . import image_extra, nn_bitserial, nn_contrib, nn_extra  # noqa: F401  (nn, image)
+from . import nn_sparse, nn_special, nn_train  # noqa: F401  (nn)
 from .api import *  # noqa: E402,F401,F403
 from .grad import get_grad_rule, grad_rule  # noqa: E402,F401  (the gradient column)
 from . import grad_nn_train  # noqa: E402,F401  (gradients of nn_train's losses)
