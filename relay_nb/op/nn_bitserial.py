@@ -143,7 +143,7 @@ register(
     ),
     pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
     arg_names=("data", "weight"),
-    doc="conv2d of low-bit integers computed bit-serially (popcounts of packed bit planes).",
+    doc="A conv2d of low-bit integers computed bit-serially (popcounts of packed bit planes).",
 )
 register(
     "nn.bitserial_dense",
@@ -160,7 +160,7 @@ register(
     ),
     pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
     arg_names=("data", "weight"),
-    doc="dense of low-bit integers computed bit-serially.",
+    doc="A dense of low-bit integers computed bit-serially.",
 )
 
 

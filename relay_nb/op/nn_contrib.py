@@ -233,7 +233,7 @@ NN_CONTRIB_OPS = [
         for name, doc in (
             (
                 "nn.contrib_conv2d_NCHWc",
-                "conv2d on channel-packed data (``NCHW8c``) and kernel (``OIHW8i8o``), as "
+                "A conv2d on channel-packed data (``NCHW8c``) and kernel (``OIHW8i8o``), as "
                 "TVM's x86 layout pass emits it.",
             ),
             (
@@ -254,7 +254,7 @@ NN_CONTRIB_OPS = [
         ),
         OpPattern.OUT_ELEMWISE_FUSABLE,
         ("data", "weight"),
-        "dense with a packed weight: ``weight_layout`` ``NC16n`` is ``(units / 16, K, 16)``.",
+        "A dense with a packed weight: ``weight_layout`` ``NC16n`` is ``(units / 16, K, 16)``.",
     ),
     (
         "nn.contrib_conv2d_winograd_weight_transform",
@@ -272,7 +272,7 @@ NN_CONTRIB_OPS = [
         _winograd_attrs("relay.attrs.Conv2DWinogradAttrs", 2),
         OpPattern.OUT_ELEMWISE_FUSABLE,
         ("data", "weight"),
-        "conv2d whose weight is already Winograd-transformed (by the weight transform op).",
+        "A conv2d whose weight is already Winograd-transformed (by the weight transform op).",
     ),
     (
         "nn.contrib_conv2d_winograd_nnpack_weight_transform",
@@ -304,7 +304,7 @@ NN_CONTRIB_OPS = [
         _winograd_attrs("relay.attrs.Conv3DWinogradAttrs", 3),
         OpPattern.OUT_ELEMWISE_FUSABLE,
         ("data", "weight"),
-        "conv3d whose weight is already Winograd-transformed.",
+        "A conv3d whose weight is already Winograd-transformed.",
     ),
     (
         "nn.contrib_conv2d_gemm_weight_transform",
@@ -324,7 +324,7 @@ NN_CONTRIB_OPS = [
         _conv_attrs("relay.attrs.Conv2DAttrs", 2),
         OpPattern.OUT_ELEMWISE_FUSABLE,
         ("data", "weight"),
-        "conv2d (NHWC) whose weight went through the GEMM weight transform.",
+        "A conv2d (NHWC) whose weight went through the GEMM weight transform.",
     ),
 ]
 

@@ -116,7 +116,7 @@ register(
     attrs=_SPARSE_DENSE_ATTRS,
     pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
     arg_names=_WEIGHT_ARGS,
-    doc="sparse_dense whose rows are padded (with zero entries) for GPUs; the same product.",
+    doc="The sparse_dense whose rows are padded (with zero entries) for GPUs; the same product.",
 )
 register(
     "nn.sparse_transpose",
