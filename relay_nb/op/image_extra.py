@@ -114,8 +114,9 @@ def _dilation2d_rel(inputs, attrs, reporter):
         span = (k - 1) * dilations[i] + 1
         out[a] = (size + sum(pads[i]) - span) // strides[i] + 1
         if out[a] <= 0:
+            padded = size + sum(pads[i])
             raise RelayTypeError(
-                f"the kernel spans {span} but the padded input has {size + sum(pads[i])} on axis {a}"
+                f"the kernel spans {span} but the padded input has {padded} on axis {a}"
             )
     dtype = attrs["out_dtype"] or reporter.unify_dtype(data.dtype, weight.dtype)
     return TensorType(tuple(out[a] for a in attrs["data_layout"]), dtype)
@@ -143,7 +144,9 @@ def _grid_sample_rel(inputs, attrs, reporter):
         raise RelayTypeError(f"data must have rank 4 or 5, found {type_text(data)}")
     spatial = "HW" if nd == 2 else "DHW"
     if attrs["layout"] != "NC" + spatial:
-        raise RelayTypeError(f"layout must be NC{spatial} for rank-{nd + 2} data, got {attrs['layout']!r}")
+        raise RelayTypeError(
+            f"layout must be NC{spatial} for rank-{nd + 2} data, got {attrs['layout']!r}"
+        )
     if len(grid.shape) != nd + 2 or not same_dim(grid.shape[1], nd):
         raise RelayTypeError(
             f"grid must have shape (N, {nd}, {', '.join(spatial)}), found {shape_text(grid.shape)}"
@@ -266,7 +269,8 @@ for _name, _n, _rel, _attrs, _pattern, _args, _doc in IMAGE_EXTRA_OPS:
 
 
 def _resize(op, nd, data, size, roi, layout, method, coordinate_transformation_mode,
-            rounding_method, cubic_alpha, cubic_exclude, extrapolation_value, out_dtype):  # fmt: skip
+            rounding_method, cubic_alpha, cubic_exclude, extrapolation_value,
+            out_dtype):  # fmt: skip
     return call(
         op,
         data,

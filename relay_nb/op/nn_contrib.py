@@ -160,7 +160,9 @@ def _nnpack_weight_rel(inputs, attrs, reporter):
     if len(w.shape) != 4:
         raise RelayTypeError(f"weight must be OIHW (rank 4), found {type_text(w)}")
     if any(is_static(k) and k != 3 for k in w.shape[2:]):
-        raise RelayTypeError(f"NNPACK's Winograd transform is for 3 x 3 kernels, found {w.shape[2:]}")
+        raise RelayTypeError(
+            f"NNPACK's Winograd transform is for 3 x 3 kernels, found {w.shape[2:]}"
+        )
     return TensorType((w.shape[0], w.shape[1], 8, 8), attrs["out_dtype"] or w.dtype)
 
 

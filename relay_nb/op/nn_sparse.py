@@ -14,8 +14,26 @@ from ..errors import RelayTypeError
 from ..ir.expr import Expr, TupleWrapper
 from ..ir.ty import Any, TensorType, TupleType
 from ..typing.relations import forward_relation
-from ._common import call, ints, is_int_dtype, is_static, register, same_dim, schema, tensor, type_text
+from ._common import (
+    call,
+    ints,
+    is_int_dtype,
+    is_static,
+    register,
+    same_dim,
+    schema,
+    tensor,
+    type_text,
+)
 from .registry import OpPattern
+
+
+_WEIGHT_PARTS = ("weight_data", "weight_indices", "weight_indptr")
+_SPARSE_PARTS = ("sparse_data", "sparse_indices", "sparse_indptr")
+
+
+def _operands(types, names):
+    return [tensor(t, what) for t, what in zip(types, names)]
 
 
 def _rows(indptr: TensorType, block_rows=1):
@@ -26,7 +44,9 @@ def _rows(indptr: TensorType, block_rows=1):
 def _check_sparse(data, indices, indptr, ranks=(1, 3)):
     if len(data.shape) not in ranks:
         kinds = " or ".join(f"{r}" for r in ranks)
-        raise RelayTypeError(f"sparse data must have rank {kinds} (CSR or BSR), found {type_text(data)}")
+        raise RelayTypeError(
+            f"sparse data must have rank {kinds} (CSR or BSR), found {type_text(data)}"
+        )
     for t, what in ((indices, "indices"), (indptr, "indptr")):
         if len(t.shape) != 1:
             raise RelayTypeError(f"{what} must be 1-d, found {type_text(t)}")
@@ -42,7 +62,7 @@ def _check_sparse(data, indices, indptr, ranks=(1, 3)):
 @forward_relation("SparseDense")
 def _sparse_dense_rel(inputs, attrs, reporter):
     dense = tensor(inputs[0], "data")
-    sdata, sind, sptr = (tensor(t, w) for t, w in zip(inputs[1:], ("weight_data", "weight_indices", "weight_indptr")))
+    sdata, sind, sptr = _operands(inputs[1:], _WEIGHT_PARTS)
     bs_r = _check_sparse(sdata, sind, sptr)
     if len(dense.shape) != 2:
         raise RelayTypeError(f"the dense operand must be a matrix, found {type_text(dense)}")
@@ -54,7 +74,7 @@ def _sparse_dense_rel(inputs, attrs, reporter):
 
 @forward_relation("SparseTranspose")
 def _sparse_transpose_rel(inputs, attrs, reporter):
-    data, indices, indptr = (tensor(t, w) for t, w in zip(inputs, ("sparse_data", "sparse_indices", "sparse_indptr")))
+    data, indices, indptr = _operands(inputs, _SPARSE_PARTS)
     _check_sparse(data, indices, indptr, ranks=(1,))
     return TupleType((data, indices, indptr))
 
@@ -62,7 +82,7 @@ def _sparse_transpose_rel(inputs, attrs, reporter):
 @forward_relation("SparseAdd")
 def _sparse_add_rel(inputs, attrs, reporter):
     dense = tensor(inputs[0], "dense_data")
-    data, indices, indptr = (tensor(t, w) for t, w in zip(inputs[1:], ("sparse_data", "sparse_indices", "sparse_indptr")))
+    data, indices, indptr = _operands(inputs[1:], _SPARSE_PARTS)
     _check_sparse(data, indices, indptr, ranks=(1,))
     if len(dense.shape) != 2:
         raise RelayTypeError(f"dense_data must be a matrix, found {type_text(dense)}")
@@ -80,12 +100,14 @@ def _sparse_add_rel(inputs, attrs, reporter):
 @forward_relation("SparseConv2d")
 def _sparse_conv2d_rel(inputs, attrs, reporter):
     dense = tensor(inputs[0], "dense_data")
-    sdata, sind, sptr = (tensor(t, w) for t, w in zip(inputs[1:], ("weight_data", "weight_indices", "weight_indptr")))
+    sdata, sind, sptr = _operands(inputs[1:], _WEIGHT_PARTS)
     bs_r = _check_sparse(sdata, sind, sptr, ranks=(2, 3))
     if len(dense.shape) != 4:
         raise RelayTypeError(f"dense_data must have rank 4, found {type_text(dense)}")
     if tuple(attrs["kernel_size"]) not in ((1, 1), (3, 3)):
-        raise RelayTypeError(f"kernel_size must be [1, 1] or [3, 3], got {list(attrs['kernel_size'])}")
+        raise RelayTypeError(
+            f"kernel_size must be [1, 1] or [3, 3], got {list(attrs['kernel_size'])}"
+        )
     co = _rows(sptr, bs_r)
     n, a, b, c = dense.shape
     if attrs["layout"] == "NHWC":
@@ -125,7 +147,7 @@ register(
     attrs=schema("relay.attrs.SparseTransposeAttrs"),
     pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
     arg_names=("sparse_data", "sparse_indices", "sparse_indptr"),
-    doc="Transpose a square CSR matrix: the result is the (data, indices, indptr) of its transpose.",
+    doc="Transpose a square CSR matrix: the result is its transpose's (data, indices, indptr).",
 )
 register(
     "nn.sparse_add",

@@ -90,8 +90,10 @@ def _deformable_conv2d_rel(types, num_inputs, attrs, reporter):
     if not is_known(types[2]):
         if channels is None or ksize is None:
             return False
-        dims = {"O": channels, "I": c // groups if is_static(c) else Any, "H": ksize[0], "W": ksize[1]}
-        reporter.assign(types[2], TensorType(tuple(dims[a] for a in attrs["kernel_layout"]), data.dtype))
+        per_group = c // groups if is_static(c) else Any
+        dims = {"O": channels, "I": per_group, "H": ksize[0], "W": ksize[1]}
+        layout = attrs["kernel_layout"]
+        reporter.assign(types[2], TensorType(tuple(dims[a] for a in layout), data.dtype))
         weight_dims = dims
     else:
         weight = tensor(types[2], "weight")
@@ -125,8 +127,9 @@ def _deformable_conv2d_rel(types, num_inputs, attrs, reporter):
         span = (k - 1) * dilation[i] + 1
         out[a] = (size + sum(pads[i]) - span) // strides[i] + 1
         if out[a] <= 0:
+            padded = size + sum(pads[i])
             raise RelayTypeError(
-                f"the kernel spans {span} but the padded input has {size + sum(pads[i])} on axis {a}"
+                f"the kernel spans {span} but the padded input has {padded} on axis {a}"
             )
     taps = 2 * kh * kw * dg if is_static(kh) and is_static(kw) else Any
     offset = {"N": n, "C": taps, "H": out["H"], "W": out["W"]}

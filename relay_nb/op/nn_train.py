@@ -152,10 +152,12 @@ def _conv2d_backward_weight_rel(inputs, attrs, reporter):
         raise RelayTypeError("grad and data have different batch sizes")
     for a, k, s, d, (lo, hi) in zip("HW", (kh, kw), strides, dilation, pads):
         size, out = data.shape[dl[a]], grad.shape[gl[a]]
-        if is_static(size) and is_static(out) and (size + lo + hi - (k - 1) * d - 1) // s + 1 != out:
+        if not (is_static(size) and is_static(out)):
+            continue
+        expected = (size + lo + hi - (k - 1) * d - 1) // s + 1
+        if expected != out:
             raise RelayTypeError(
-                f"grad has {out} on axis {a}, but the convolution of data's {size} gives "
-                f"{(size + lo + hi - (k - 1) * d - 1) // s + 1}"
+                f"grad has {out} on axis {a}, but the convolution of data's {size} gives {expected}"
             )
     dims = {"O": c_out, "I": c_in // groups if is_static(c_in) else c_in, "H": kh, "W": kw}
     dtype = attrs["out_dtype"] or grad.dtype

@@ -53,4 +53,5 @@ from . import image_extra, nn_bitserial, nn_contrib, nn_extra  # nn, image
 from . import nn_sparse, nn_special, nn_train  # nn
 
 __all__ = ["image", "nn", "reduce", "tensor", "transform"]
-__all__ += ["image_extra", "nn_bitserial", "nn_contrib", "nn_extra", "nn_sparse", "nn_special", "nn_train"]
+__all__ += ["image_extra", "nn_bitserial", "nn_contrib", "nn_extra"]
+__all__ += ["nn_sparse", "nn_special", "nn_train"]

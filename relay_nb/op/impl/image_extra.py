@@ -233,5 +233,6 @@ def _grid_sample(args, attrs, out):
         weight = 1
         for f, bit in zip(fracs, corner):
             weight = weight * (f if bit else 1 - f)
-        result = result + _read_zero(x, [lo + bit for lo, bit in zip(lows, corner)]) * weight[:, None]
+        points = [lo + bit for lo, bit in zip(lows, corner)]
+        result = result + _read_zero(x, points) * weight[:, None]
     return result

@@ -60,6 +60,7 @@ def _bitserial_conv2d(args, attrs, out):
     x = _low_bits(np.transpose(data, layout_perm(dl, "NCHW")), attrs["activation_bits"])
     w = np.transpose(weight, layout_perm(attrs["kernel_layout"], "OIHW", "kernel_layout"))
     w = _weight_values(w, attrs["weight_bits"], attrs["unipolar"])
-    y = conv_nd(x, w, ints_n(attrs["strides"], 2, "strides"), (1, 1), pad_pairs(attrs["padding"], 2), 1)
+    strides = ints_n(attrs["strides"], 2, "strides")
+    y = conv_nd(x, w, strides, (1, 1), pad_pairs(attrs["padding"], 2), 1)
     dt = out_dtype(out, attrs["out_dtype"], data)
     return to_layout(convert(y, dt), "NCHW", dl)

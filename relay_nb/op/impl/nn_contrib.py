@@ -69,7 +69,8 @@ def _untransform(u: np.ndarray, gs: list) -> np.ndarray:
     out = np.moveaxis(u, (nd, nd + 1), (0, 1))
     for axis, g in enumerate(gs):
         if g is not None:
-            out = np.moveaxis(np.tensordot(np.linalg.pinv(g), out, axes=([1], [2 + axis])), 0, 2 + axis)
+            inverse = np.linalg.pinv(g)
+            out = np.moveaxis(np.tensordot(inverse, out, axes=([1], [2 + axis])), 0, 2 + axis)
     return out
 
 
