@@ -91,9 +91,21 @@ def test_every_op_with_an_impl_has_an_llvm_rule_or_is_reported():
     from relay_nb.backend.llvm.codegen.rules import llvm_rules
     from relay_nb.op.registry import get_column
 
+    from relay_nb.op.registry import OpPattern
+
     rules = llvm_rules()
     impl = get_column("impl")
+    pattern = get_column("TOpPattern")
     # Ops other test modules register for themselves (named "test_*.op") are not ours.
     missing = sorted(name for name in set(impl) - set(rules) if not name.startswith("test"))
     assert len(rules) >= 110
-    assert set(missing) <= {"arange"}, missing
+    # Issue 12's operator families lower only their cheap injective ops; the rest run in
+    # the interpreter inside built programs (report() names them).  Every other op lowers.
+    interpreted_families = ("relay_nb.op.impl.nn_", "relay_nb.op.impl.image_extra")
+    unlowered = [
+        n for n in missing if n != "arange"
+        and not impl[n].__wrapped__.__module__.startswith(interpreted_families)
+    ]
+    assert not unlowered, unlowered
+    cheap = (OpPattern.ELEMWISE, OpPattern.BROADCAST)
+    assert not [n for n in missing if pattern[n] in cheap], "elementwise ops must lower"

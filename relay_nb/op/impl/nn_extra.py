@@ -235,8 +235,20 @@ def _adaptive_pool(kind: str, spatial: str):
 for _nd, _spatial in ((1, "W"), (3, "DHW")):
     for _kind in ("avg", "max"):
         impl(f"nn.adaptive_{_kind}_pool{_nd}d")(_adaptive_pool(_kind, _spatial))
-impl("nn.conv1d_transpose")(_conv(1, transposed=True))
-impl("nn.conv3d_transpose")(_conv(3, transposed=True))
+
+
+def _conv_transpose(nd: int):
+    """conv2d_transpose's implementation for ``nd`` spatial dims (conv_transpose_nd is n-d)."""
+    run = _conv(nd, transposed=True)
+
+    def conv_transpose(args, attrs, out):
+        return run(args, attrs, out)
+
+    return conv_transpose
+
+
+impl("nn.conv1d_transpose")(_conv_transpose(1))
+impl("nn.conv3d_transpose")(_conv_transpose(3))
 
 
 # --- batch <-> space --------------------------------------------------------------------------
