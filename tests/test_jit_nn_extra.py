@@ -1,5 +1,5 @@
-"""Property tests: the JIT's index rules for depth_to_space, space_to_depth, mirror_pad and
-dilate agree exactly with the interpreter, and fuse with their consumers; the other new nn
+"""Property tests: the JIT's index rules for depth_to_space, space_to_depth, mirror_pad,
+dilate, space_to_batch_nd and batch_to_space_nd agree exactly with the interpreter, and fuse with their consumers; the other new nn
 ops run in the interpreter inside built programs and report() says so."""
 
 from __future__ import annotations
@@ -83,3 +83,27 @@ def test_other_new_ops_run_in_the_interpreter_inside_a_built_program():
     args = (rng.standard_normal((1, 8, 4, 4)).astype("float32"), rng.standard_normal(8).astype("float32"))
     want = relay.create_executor("interpreter", mod=mod).evaluate()(*args)
     np.testing.assert_allclose(lib(*args), want, rtol=1e-6)
+
+
+@PROPS
+@given(data=st.data())
+def test_space_to_batch_and_back(data):
+    m = data.draw(st.integers(1, 2))
+    block = [data.draw(st.integers(1, 3)) for _ in range(m)]
+    pads, spatial = [], []
+    for bk in block:
+        lo, hi = data.draw(st.integers(0, 2)), data.draw(st.integers(0, 2))
+        size = data.draw(st.integers(1, 3)) * bk - lo - hi
+        if size < 1:
+            size += bk * ((1 - size) // bk + 1)
+        pads.append([lo, hi])
+        spatial.append(size)
+    shape = (data.draw(st.integers(1, 2)), *spatial, data.draw(st.integers(1, 2)))
+    x = random_array(_rng(data), shape, "float32")
+    pw = "[" + ", ".join(f"[{a}, {b}]" for a, b in pads) + "]"
+    check(
+        f'def @main(%x: {tensor(shape, "float32")}) {{ %0 = nn.space_to_batch_nd(%x, '
+        f"block_shape={block}, paddings={pw}, pad_value=-2f); "
+        f"(%0, nn.batch_to_space_nd(%0, block_shape={block}, crops={pw})) }}",
+        x,
+    )

@@ -1,10 +1,11 @@
 """Index rules of the injective ``nn`` ops of :mod:`relay_nb.op.nn_extra`: depth_to_space,
-space_to_depth, mirror_pad and dilate.  Each maps an output coordinate to the input element it
+space_to_depth, mirror_pad, dilate, space_to_batch_nd and batch_to_space_nd.  Each maps an output coordinate to the input element it
 copies (or, for dilate's holes, to a constant), so they fuse into their consumer's loop.
 
 Reads stay in bounds by construction: the shuffles' maps are bijections onto the input,
 mirror_pad's reflections land inside the axis (the relation bounds the widths), and dilate
-reads ``d / stride`` which is at most the last element.
+reads ``d / stride`` which is at most the last element; space_to_batch_nd reads a clamped
+element where a select substitutes ``pad_value``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from ....op.impl._util import convert as np_convert
 from .context import attrs_of
-from .injective import sub_index
+from .injective import clamp, sub_index
 from .rules import rule
 from .types import const, i64
 
@@ -115,9 +116,60 @@ def _dilate(kb, call, index, field):
     v = kb.value(arg, sub_index(kb, index, ("dilate", call), shape, dims))
     if on_grid is None:
         return v
-    dt = kb.dt(call)
-    hole = np_convert(np.float64(attrs_of(call)["dilation_value"]), dt.name).item()
-    return b.select(on_grid, v, const(dt, hole))
+    return b.select(on_grid, v, _hole_value(kb.dt(call), attrs_of(call)["dilation_value"]))
+
+
+
+def _hole_value(dt, value: float):
+    """``value`` as a constant of ``dt``, converted as a cast would (saturating, truncating)."""
+    return const(dt, np_convert(np.float64(value), dt.name).item())
+
+
+@rule("nn.space_to_batch_nd")
+def _space_to_batch_nd(kb, call, index, field):
+    """Output batch ``(i_1 ... i_m) * N + n`` reads padded pixel ``y_k * b_k + i_k``."""
+    arg = call.args[0]
+    shape = kb.shape(arg)
+    attrs = attrs_of(call)
+    block = list(attrs["block_shape"])
+    b = kb.builder
+    out = index.dims()
+    n_in = shape[0]
+    offset = b.udiv(out[0], i64(n_in))
+    dims, inside = [b.urem(out[0], i64(n_in))], None
+    strides = [int(np.prod(block[k + 1 :])) for k in range(len(block))]
+    for k, (bk, (lo, _)) in enumerate(zip(block, attrs["paddings"])):
+        i_k = b.urem(b.udiv(offset, i64(strides[k])), i64(bk))
+        v = b.sub(b.add(b.mul(out[1 + k], i64(bk)), i_k), i64(lo))
+        size = shape[1 + k]
+        ok = b.icmp_unsigned("<", v, i64(size))  # negative is huge unsigned
+        inside = ok if inside is None else b.and_(inside, ok)
+        dims.append(clamp(b, v, 0, max(size - 1, 0)))
+    dims += list(out[1 + len(block) :])
+    v = kb.value(arg, sub_index(kb, index, ("s2b", call), shape, dims))
+    return b.select(inside, v, _hole_value(kb.dt(call), attrs["pad_value"]))
+
+
+@rule("nn.batch_to_space_nd")
+def _batch_to_space_nd(kb, call, index, field):
+    """Output pixel ``y_k + crop_k`` is ``(s_k, i_k) = divmod(., b_k)`` of input batch
+    ``(i_1 ... i_m) * N' + n``."""
+    arg = call.args[0]
+    shape = kb.shape(arg)
+    attrs = attrs_of(call)
+    block = list(attrs["block_shape"])
+    b = kb.builder
+    out = index.dims()
+    n_out = call._checked_type.shape[0]
+    batch, dims = None, []
+    for k, (bk, (lo, _)) in enumerate(zip(block, attrs["crops"])):
+        full = b.add(out[1 + k], i64(lo)) if lo else out[1 + k]
+        i_k = b.urem(full, i64(bk))
+        batch = i_k if batch is None else b.add(b.mul(batch, i64(bk)), i_k)
+        dims.append(b.udiv(full, i64(bk)))
+    first = b.add(b.mul(batch, i64(n_out)), out[0])
+    dims = [first] + dims + list(out[1 + len(block) :])
+    return kb.value(arg, sub_index(kb, index, ("b2s", call), shape, dims))
 
 
 __all__: list[str] = []
