@@ -1,6 +1,7 @@
 """Property tests: the JIT's index rules for depth_to_space, space_to_depth, mirror_pad,
-dilate, space_to_batch_nd and batch_to_space_nd agree exactly with the interpreter, and fuse with their consumers; the other new nn
-ops run in the interpreter inside built programs and report() says so."""
+dilate, space_to_batch_nd and batch_to_space_nd agree exactly with the interpreter and fuse
+with their consumers; the other new nn ops run in the interpreter inside built programs and
+report() says so."""
 
 from __future__ import annotations
 
