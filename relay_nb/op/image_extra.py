@@ -326,6 +326,8 @@ def crop_and_resize(data, boxes, box_indices, crop_size, layout="NCHW", method="
 
 def dilation2d(data, weight, strides=(1, 1), padding=(0, 0), dilations=(1, 1),
                data_layout="NCHW", kernel_layout="IHW", out_dtype="") -> Expr:  # fmt: skip
+    """Morphological dilation: the max of ``data + weight`` over each window (weight
+    ``(C, kh, kw)``)."""
     return call(
         "image.dilation2d",
         data,
@@ -340,11 +342,17 @@ def dilation2d(data, weight, strides=(1, 1), padding=(0, 0), dilations=(1, 1),
 
 
 def affine_grid(data, target_shape=None) -> Expr:
+    """The sampling grid of 2 x 3 affine matrices over ``target_shape = (H, W)``.
+
+    >>> grid = relay.image.affine_grid(theta, (32, 32))"""
     return call("image.affine_grid", data, target_shape=ints(target_shape))
 
 
 def grid_sample(data, grid, method="bilinear", layout="NCHW", padding_mode="zeros",
                 align_corners=True) -> Expr:  # fmt: skip
+    """Sample ``data`` at the normalized points of ``grid``.
+
+    >>> y = relay.image.grid_sample(x, relay.image.affine_grid(theta, (32, 32)))"""
     return call(
         "image.grid_sample",
         data,

@@ -174,6 +174,7 @@ def bitserial_conv2d(data, weight, strides=(1, 1), padding=(0, 0), channels=None
                      kernel_size=(3, 3), activation_bits=1, weight_bits=1, data_layout="NCHW",
                      kernel_layout="OIHW", pack_dtype="uint32", out_dtype="int16",
                      unipolar=True) -> Expr:  # fmt: skip
+    """conv2d of the low ``activation_bits`` of data and ``weight_bits`` of the weight."""
     return call(
         "nn.bitserial_conv2d",
         data,
@@ -194,6 +195,7 @@ def bitserial_conv2d(data, weight, strides=(1, 1), padding=(0, 0), channels=None
 
 def bitserial_dense(data, weight, units=None, data_bits=1, weight_bits=1, pack_dtype="uint32",
                     out_dtype="int16", unipolar=True) -> Expr:  # fmt: skip
+    """dense of the low ``data_bits`` of data and ``weight_bits`` of the weight."""
     return call("nn.bitserial_dense", data, weight, units=units, data_bits=data_bits,
                 weight_bits=weight_bits, pack_dtype=pack_dtype, out_dtype=out_dtype,
                 unipolar=unipolar)  # fmt: skip

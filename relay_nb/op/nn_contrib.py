@@ -370,12 +370,14 @@ def contrib_depthwise_conv2d_nchwc(data, kernel, strides=(1, 1), padding=(0, 0),
                                    dilation=(1, 1), groups=1, channels=None, kernel_size=None,
                                    data_layout="NCHW8c", kernel_layout="OIHW", out_layout="",
                                    out_dtype="") -> Expr:  # fmt: skip
+    """Depthwise conv2d (``groups`` = channels) on packed layouts."""
     return _conv_call("nn.contrib_depthwise_conv2d_NCHWc", 2, data, kernel, strides, padding,
                       dilation, groups, channels, kernel_size, data_layout, kernel_layout,
                       out_layout, out_dtype)  # fmt: skip
 
 
 def contrib_dense_pack(data, weight, weight_layout="NC", units=None, out_dtype="") -> Expr:
+    """dense with a packed weight, e.g. ``weight_layout="NC16n"`` for ``(units / 16, K, 16)``."""
     return call(
         "nn.contrib_dense_pack",
         data,
@@ -387,15 +389,20 @@ def contrib_dense_pack(data, weight, weight_layout="NC", units=None, out_dtype="
 
 
 def contrib_conv2d_winograd_weight_transform(weight, tile_size) -> Expr:
+    """The Winograd kernel transform ``G g G^T``, ``(alpha, alpha, O, I)``.
+
+    >>> u = relay.nn.contrib_conv2d_winograd_weight_transform(w, tile_size=4)"""
     return call("nn.contrib_conv2d_winograd_weight_transform", weight, tile_size=tile_size)
 
 
 def contrib_conv3d_winograd_weight_transform(weight, tile_size) -> Expr:
+    """The Winograd transform of an OIDHW kernel (depth too when it is 3 to 7)."""
     return call("nn.contrib_conv3d_winograd_weight_transform", weight, tile_size=tile_size)
 
 
 def contrib_conv2d_winograd_nnpack_weight_transform(weight, convolution_algorithm,
                                                     out_dtype="") -> Expr:  # fmt: skip
+    """NNPACK's F(6x6, 3x3) kernel transform, ``(O, I, 8, 8)``."""
     return call(
         "nn.contrib_conv2d_winograd_nnpack_weight_transform",
         weight,
@@ -409,6 +416,7 @@ def contrib_conv2d_winograd_without_weight_transform(
     channels=None, kernel_size=None, data_layout="NCHW", kernel_layout="OIHW", out_layout="",
     out_dtype="",
 ) -> Expr:  # fmt: skip
+    """conv2d given a Winograd-transformed weight (``kernel_size`` and ``channels`` required)."""
     return _conv_call("nn.contrib_conv2d_winograd_without_weight_transform", 2, data, weight,
                       strides, padding, dilation, groups, channels, kernel_size, data_layout,
                       kernel_layout, out_layout, out_dtype, tile_size=tile_size)  # fmt: skip
@@ -419,12 +427,14 @@ def contrib_conv3d_winograd_without_weight_transform(
     groups=1, channels=None, kernel_size=None, data_layout="NCDHW", kernel_layout="OIDHW",
     out_layout="", out_dtype="",
 ) -> Expr:  # fmt: skip
+    """conv3d given a Winograd-transformed weight."""
     return _conv_call("nn.contrib_conv3d_winograd_without_weight_transform", 3, data, weight,
                       strides, padding, dilation, groups, channels, kernel_size, data_layout,
                       kernel_layout, out_layout, out_dtype, tile_size=tile_size)  # fmt: skip
 
 
 def contrib_conv2d_gemm_weight_transform(weights, tile_N, tile_K) -> Expr:  # noqa: N803
+    """Flatten an HWIO kernel to ``(K, N)``, pad and tile it for the GEMM convolution."""
     return call(
         "nn.contrib_conv2d_gemm_weight_transform", weights, tile_N=tile_N, tile_K=tile_K
     )
@@ -434,6 +444,7 @@ def contrib_conv2d_gemm_without_weight_transform(
     data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, channels=None,
     kernel_size=None, data_layout="NCHW", kernel_layout="OIHW", out_layout="", out_dtype="",
 ) -> Expr:  # fmt: skip
+    """conv2d (data usually NHWC) with a GEMM-transformed weight."""
     return _conv_call("nn.contrib_conv2d_gemm_without_weight_transform", 2, data, weight,
                       strides, padding, dilation, groups, channels, kernel_size, data_layout,
                       kernel_layout, out_layout, out_dtype)  # fmt: skip

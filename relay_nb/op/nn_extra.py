@@ -508,6 +508,9 @@ def l2_normalize(data, eps, axis=None) -> Expr:
 
 
 def group_norm(data, gamma, beta, num_groups, axis=1, epsilon=1e-5, center=True, scale=True):
+    """Group normalization over ``num_groups`` groups of channels.
+
+    >>> y = relay.nn.group_norm(x, gamma, beta, num_groups=4)"""
     return call(
         "nn.group_norm",
         data,
@@ -522,6 +525,7 @@ def group_norm(data, gamma, beta, num_groups, axis=1, epsilon=1e-5, center=True,
 
 
 def instance_norm(data, gamma, beta, axis=1, epsilon=1e-5, center=True, scale=True) -> Expr:
+    """Instance normalization: each sample's channel over the remaining axes."""
     return call(
         "nn.instance_norm",
         data,
@@ -540,6 +544,7 @@ def depth_to_space(data, block_size, layout="NCHW", mode="DCR") -> Expr:
 
 
 def space_to_depth(data, block_size, layout="NCHW") -> Expr:
+    """Move ``block_size x block_size`` tiles into channels: ``(1, 2, 4, 4) -> (1, 8, 2, 2)``."""
     return call("nn.space_to_depth", data, block_size=block_size, layout=layout)
 
 
@@ -549,6 +554,7 @@ def mirror_pad(data, pad_width, mode="SYMMETRIC") -> Expr:
 
 
 def fast_softmax(data, axis=-1) -> Expr:
+    """Softmax along ``axis`` (TVM approximates exp here; relay_nb computes it exactly)."""
     return call("nn.fast_softmax", data, axis=axis)
 
 
@@ -561,6 +567,7 @@ def upsampling3d(
     method="nearest_neighbor",
     coordinate_transformation_mode="half_pixel",
 ) -> Expr:
+    """Upsample D, H and W by their scales (``nearest_neighbor`` or ``trilinear``)."""
     return call(
         "nn.upsampling3d",
         data,
@@ -580,18 +587,22 @@ def _adaptive(op, nd, data, output_size, layout, out_layout):
 
 
 def adaptive_avg_pool1d(data, output_size=None, layout="NCW", out_layout="") -> Expr:
+    """Average pooling of ``(N, C, W)`` data to ``output_size`` columns."""
     return _adaptive("nn.adaptive_avg_pool1d", 1, data, output_size, layout, out_layout)
 
 
 def adaptive_max_pool1d(data, output_size=None, layout="NCW", out_layout="") -> Expr:
+    """Max pooling of ``(N, C, W)`` data to ``output_size`` columns."""
     return _adaptive("nn.adaptive_max_pool1d", 1, data, output_size, layout, out_layout)
 
 
 def adaptive_avg_pool3d(data, output_size=None, layout="NCDHW", out_layout="") -> Expr:
+    """Average pooling of ``(N, C, D, H, W)`` data to ``output_size`` (one or three values)."""
     return _adaptive("nn.adaptive_avg_pool3d", 3, data, output_size, layout, out_layout)
 
 
 def adaptive_max_pool3d(data, output_size=None, layout="NCDHW", out_layout="") -> Expr:
+    """Max pooling of ``(N, C, D, H, W)`` data to ``output_size`` (one or three values)."""
     return _adaptive("nn.adaptive_max_pool3d", 3, data, output_size, layout, out_layout)
 
 
@@ -632,6 +643,7 @@ def conv1d_transpose(
     output_padding=(0,),
     out_dtype="",
 ) -> Expr:
+    """Transposed 1-d convolution; the weight is ``(in, out / groups, k)`` (IOW)."""
     return _conv_transpose("nn.conv1d_transpose", 1, data, weight, strides, padding, dilation,
                            groups, channels, kernel_size, data_layout, kernel_layout, out_layout,
                            output_padding, out_dtype)  # fmt: skip
@@ -652,6 +664,7 @@ def conv3d_transpose(
     output_padding=(0, 0, 0),
     out_dtype="",
 ) -> Expr:
+    """Transposed 3-d convolution; the weight is ``(in, out / groups, kd, kh, kw)`` (IODHW)."""
     return _conv_transpose("nn.conv3d_transpose", 3, data, weight, strides, padding, dilation,
                            groups, channels, kernel_size, data_layout, kernel_layout, out_layout,
                            output_padding, out_dtype)  # fmt: skip
@@ -663,6 +676,7 @@ def dilate(data, strides, dilation_value=0.0) -> Expr:
 
 
 def batch_to_space_nd(data, block_shape, crops) -> Expr:
+    """The inverse of space_to_batch_nd: ``crops = ((before, after), ...)`` per block dim."""
     return call(
         "nn.batch_to_space_nd",
         data,
@@ -672,6 +686,9 @@ def batch_to_space_nd(data, block_shape, crops) -> Expr:
 
 
 def space_to_batch_nd(data, block_shape, paddings, pad_value=0) -> Expr:
+    """Pad the spatial dims by ``paddings`` and move ``block_shape`` blocks into the batch.
+
+    >>> y = relay.nn.space_to_batch_nd(x, [2, 2], [[0, 0], [0, 0]])"""
     return call(
         "nn.space_to_batch_nd",
         data,

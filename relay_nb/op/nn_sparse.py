@@ -190,11 +190,14 @@ def sparse_transpose(x) -> TupleWrapper:
 
 
 def sparse_add(dense_mat, sparse_mat) -> Expr:
+    """``dense_mat + S`` for a CSR ``sparse_mat = (data, indices, indptr)``."""
     return call("nn.sparse_add", dense_mat, *_parts(sparse_mat))
 
 
 def sparse_conv2d(dense_data, weight_data, weight_indices, weight_indptr, layout="NHWC",
                   kernel_size=1) -> Expr:  # fmt: skip
+    """A 1 x 1 or 3 x 3 convolution with the BSR weight (weight_data, weight_indices,
+    weight_indptr)."""
     return call(
         "nn.sparse_conv2d",
         dense_data,

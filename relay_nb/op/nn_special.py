@@ -220,6 +220,7 @@ def deformable_conv2d(
     out_layout="",
     out_dtype="",
 ) -> Expr:
+    """Deformable convolution: ``offset`` is ``(N, 2 * kh * kw * deformable_groups, OH, OW)``."""
     return call(
         "nn.deformable_conv2d",
         data,

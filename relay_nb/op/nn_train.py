@@ -247,10 +247,12 @@ def nll_loss(predictions, targets, weights, reduction="mean", ignore_index=-100)
 
 
 def cross_entropy(predictions, targets) -> Expr:
+    """``-sum(targets * log(predictions)) / batch`` (a scalar)."""
     return call("nn.cross_entropy", predictions, targets)
 
 
 def cross_entropy_with_logits(predictions, targets) -> Expr:
+    """``-sum(targets * predictions) / batch`` for log-probabilities."""
     return call("nn.cross_entropy_with_logits", predictions, targets)
 
 
@@ -272,6 +274,7 @@ def _pool_grad(op, out_grad, data, pool_size, strides, padding, layout, out_layo
 
 def max_pool2d_grad(out_grad, data, pool_size=(1, 1), strides=(1, 1), padding=(0, 0),
                     layout="NCHW", out_layout="", ceil_mode=False) -> Expr:  # fmt: skip
+    """The data gradient of ``max_pool2d`` given its output gradient ``out_grad``."""
     return _pool_grad("nn.max_pool2d_grad", out_grad, data, pool_size, strides, padding, layout,
                       out_layout, ceil_mode)  # fmt: skip
 
@@ -279,6 +282,7 @@ def max_pool2d_grad(out_grad, data, pool_size=(1, 1), strides=(1, 1), padding=(0
 def avg_pool2d_grad(out_grad, data, pool_size=(1, 1), strides=(1, 1), padding=(0, 0),
                     layout="NCHW", out_layout="", ceil_mode=False,
                     count_include_pad=False) -> Expr:  # fmt: skip
+    """The data gradient of ``avg_pool2d`` given its output gradient ``out_grad``."""
     return _pool_grad("nn.avg_pool2d_grad", out_grad, data, pool_size, strides, padding, layout,
                       out_layout, ceil_mode, count_include_pad=count_include_pad)  # fmt: skip
 
