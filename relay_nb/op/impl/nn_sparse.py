@@ -63,11 +63,11 @@ def _sparse_transpose(args, attrs, out):
     order = np.lexsort((rows, cols))
     t_ptr = np.zeros(n + 1, np.int64)
     np.add.at(t_ptr, cols + 1, 1)
-    return (
-        data[: ptr[-1]][order],
-        rows[order].astype(indices.dtype),
-        np.cumsum(t_ptr).astype(indptr.dtype),
-    )
+    # entries past indptr[-1] (unused storage) stay where they are, so the shapes are kept
+    t_data, t_indices = data.copy(), indices.copy()
+    t_data[: ptr[-1]] = data[: ptr[-1]][order]
+    t_indices[: ptr[-1]] = rows[order]
+    return t_data, t_indices, np.cumsum(t_ptr).astype(indptr.dtype)
 
 
 @impl("nn.sparse_add")
