@@ -135,3 +135,35 @@ def test_every_new_op_runs_inside_a_built_program(op, args, attrs):
     got, want = (v if isinstance(v, tuple) else (v,) for v in (got, want))
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["nearest_neighbor", "linear", "cubic"])
+@pytest.mark.parametrize(
+    "mode", ["half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize"]
+)
+def test_resize1d_and_resize3d(method, mode):
+    rng = np.random.default_rng(0)
+    x1 = random_array(rng, (2, 3, 5), "float32")
+    roi1 = "[0.1f, 0.8f]"
+    check(
+        f'def @main(%x: Tensor[(2, 3, 5), float32]) {{ image.resize1d(%x, size=[7], roi={roi1}, '
+        f'method="{method}", coordinate_transformation_mode="{mode}", extrapolation_value=-1f) }}',
+        x1,
+    )
+    x3 = random_array(rng, (1, 2, 3, 4, 3), "float32")
+    roi3 = "[0f, 0.1f, 0.2f, 0.9f, 1.2f, 0.7f]"
+    check(
+        f'def @main(%x: Tensor[(1, 2, 3, 4, 3), float32]) {{ image.resize3d(%x, size=[2, 5, 4], '
+        f'roi={roi3}, method="{method}", coordinate_transformation_mode="{mode}") }}',
+        x3,
+    )
+
+
+@pytest.mark.parametrize("method", ["nearest_neighbor", "trilinear"])
+def test_upsampling3d_ndhwc(method):
+    x = random_array(np.random.default_rng(1), (1, 2, 3, 2, 2), "float32")
+    check(
+        f'def @main(%x: Tensor[(1, 2, 3, 2, 2), float32]) {{ nn.upsampling3d(%x, scale_d=2f, '
+        f'scale_h=1.5f, scale_w=2f, layout="NDHWC", method="{method}") }}',
+        x,
+    )

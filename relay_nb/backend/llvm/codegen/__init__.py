@@ -19,7 +19,7 @@ def load_rules() -> None:
     import relay_nb.op.impl  # noqa: F401  (the ops must exist before rules are attached)
 
     from . import anchors, elementwise, image, indexing, injective, norm, pool, reduce  # noqa: F401
-    from . import nn_shuffle  # noqa: F401  (depth_to_space, space_to_depth, mirror_pad, dilate)
+    from . import image_nd, nn_shuffle  # noqa: F401  (issue 12: resize1d/3d, upsampling3d, shuffles)
 
 
 from .lower import Lowered, lower  # noqa: E402
