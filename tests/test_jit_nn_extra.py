@@ -171,3 +171,16 @@ def test_upsampling3d_ndhwc(method):
         f'scale_h=1.5f, scale_w=2f, layout="NDHWC", method="{method}") }}',
         x,
     )
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_affine_grid_matches_the_interpreter_exactly(dtype):
+    rng = np.random.default_rng(2)
+    theta = random_array(rng, (2, 2, 3), dtype)
+    ex = check(
+        f"def @main(%t: Tensor[(2, 2, 3), {dtype}]) {{ image.affine_grid(%t, target_shape=[4, 5]) }}",
+        theta,
+        rtol=0,
+        atol=0,
+    )
+    assert ex.kernels[0].ops == ["image.affine_grid"]

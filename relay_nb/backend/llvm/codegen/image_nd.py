@@ -1,5 +1,5 @@
-"""``image.resize1d``, ``image.resize3d`` and ``nn.upsampling3d`` as index rules: the n-d form
-of :mod:`.image`'s 2-d resize, with the same static tap tables (computed by the
+"""``image.resize1d``, ``image.resize3d``, ``nn.upsampling3d`` and ``image.affine_grid`` as
+index rules.  The resizes are the n-d form of :mod:`.image`'s 2-d resize, with the same static tap tables (computed by the
 interpreter's own helper) and the same blending order -- the innermost axis first, each
 outer tap weighting the sum of the inner ones -- so results match the interpreter bit for bit.
 """
@@ -14,6 +14,7 @@ from ....op.impl.image import _taps
 from .context import attrs_of
 from .image import _axis_tables, _lookup, _table
 from .index import Index
+from .injective import sub_index
 from .rules import rule
 from .scalar import convert
 from .types import I64, dtype, i64
@@ -110,6 +111,34 @@ def _upsampling3d(kb, call, index, field):
     method = {"trilinear": "linear"}.get(a["method"], a["method"])
     return _emit(kb, call, index, "DHW", size, method, a["coordinate_transformation_mode"], "",
                  -0.5, 0, 0.0, None)  # fmt: skip
+
+
+
+def _affine_check(call):
+    dt = call._checked_type.dtype
+    return None if dt in ("float32", "float64") else f"affine_grid of {dt}"
+
+
+@rule("image.affine_grid", check=_affine_check)
+def _affine_grid(kb, call, index, field):
+    """``theta[n, d, 0] * x_j + theta[n, d, 1] * y_i + theta[n, d, 2]`` with ``x_j = -1 + j *
+    step_w`` computed in the output's float type, in the interpreter's order."""
+    theta = call.args[0]
+    h, w = attrs_of(call)["target_shape"]
+    dt = kb.dt(call)
+    b = kb.builder
+    n, d, i, j = index.dims()
+
+    def point(k, size):
+        step = ir.Constant(dt.ir, float(np.dtype(dt.name).type((2.0 - 1e-7) / (size - 1))))
+        return b.fadd(ir.Constant(dt.ir, -1.0), b.fmul(b.sitofp(k, dt.ir), step))
+
+    def coef(k):
+        sub = sub_index(kb, index, ("affine", call, k), kb.shape(theta), [n, d, i64(k)])
+        return convert(kb, kb.value(theta, sub), kb.dt(theta), dt)
+
+    xy = b.fadd(b.fmul(coef(0), point(j, w)), b.fmul(coef(1), point(i, h)))
+    return b.fadd(xy, coef(2))
 
 
 __all__: list[str] = []
