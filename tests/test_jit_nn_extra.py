@@ -184,3 +184,14 @@ def test_affine_grid_matches_the_interpreter_exactly(dtype):
         atol=0,
     )
     assert ex.kernels[0].ops == ["image.affine_grid"]
+
+
+@pytest.mark.parametrize("pack_type, bit_axis", [("uint8", 2), ("uint32", -1), ("uint16", 0)])
+def test_bitpack(pack_type, bit_axis):
+    width = int(pack_type[4:])
+    x = np.random.default_rng(3).integers(-8, 8, (2, 2 * width, 3)).astype("int8")
+    check(
+        f"def @main(%x: Tensor[(2, {2 * width}, 3), int8]) {{ nn.bitpack(%x, bits=3, pack_axis=1, "
+        f'bit_axis={bit_axis}, pack_type="{pack_type}") }}',
+        x,
+    )

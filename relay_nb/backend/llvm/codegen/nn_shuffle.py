@@ -1,11 +1,12 @@
-"""Index rules of the injective ``nn`` ops of :mod:`relay_nb.op.nn_extra`: depth_to_space,
-space_to_depth, mirror_pad, dilate, space_to_batch_nd and batch_to_space_nd.  Each maps an output coordinate to the input element it
+"""Index rules of the injective ``nn`` ops of issue 12: depth_to_space, space_to_depth,
+mirror_pad, dilate, space_to_batch_nd, batch_to_space_nd and bitpack.  Each maps an output coordinate to the input element it
 copies (or, for dilate's holes, to a constant), so they fuse into their consumer's loop.
 
 Reads stay in bounds by construction: the shuffles' maps are bijections onto the input,
 mirror_pad's reflections land inside the axis (the relation bounds the widths), and dilate
 reads ``d / stride`` which is at most the last element; space_to_batch_nd reads a clamped
-element where a select substitutes ``pad_value``.
+element where a select substitutes ``pad_value``; a bitpack word reads its ``width`` packed
+elements, all inside the packed axis.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from ....op.impl._util import convert as np_convert
+from ....op.nn_bitserial import PACK_TYPES, bit_axis_position
 from .context import attrs_of
 from .injective import clamp, sub_index
 from .rules import rule
-from .types import const, i64
+from .scalar import convert
+from .types import const, dtype, i64
 
 
 def _layout_check(call):
@@ -170,6 +173,30 @@ def _batch_to_space_nd(kb, call, index, field):
     first = b.add(b.mul(batch, i64(n_out)), out[0])
     dims = [first] + dims + list(out[1 + len(block) :])
     return kb.value(arg, sub_index(kb, index, ("b2s", call), shape, dims))
+
+
+
+@rule("nn.bitpack")
+def _bitpack(kb, call, index, field):
+    """Word ``p`` of plane ``b``: bit ``b`` of elements ``p * width + k`` at bit ``width-1-k``."""
+    arg = call.args[0]
+    shape = kb.shape(arg)
+    attrs = attrs_of(call)
+    width = PACK_TYPES[attrs["pack_type"]]
+    axis = attrs["pack_axis"]
+    b = kb.builder
+    out = list(index.dims())
+    plane = out.pop(bit_axis_position(attrs["bit_axis"], len(shape)))
+    dt, i64t = kb.dt(call), dtype("int64")
+    word = None
+    for k in range(width):
+        dims = list(out)
+        dims[axis] = b.add(b.mul(out[axis], i64(width)), i64(k))
+        v = kb.value(arg, sub_index(kb, index, ("bitpack", call, k), shape, dims))
+        bit = b.and_(b.ashr(convert(kb, v, kb.dt(arg), i64t), plane), i64(1))
+        placed = b.shl(convert(kb, bit, i64t, dt), const(dt, width - 1 - k))
+        word = placed if word is None else b.or_(word, placed)
+    return word
 
 
 __all__: list[str] = []
