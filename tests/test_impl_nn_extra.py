@@ -65,10 +65,11 @@ def test_l2_normalize():
     np.testing.assert_allclose(
         run("nn.l2_normalize", np.array([0.3, 0.4]), eps=1.0, axis=[0]), [0.3, 0.4]
     )
-    # no axis: the norm of the whole tensor (5)
-    np.testing.assert_allclose(
-        run("nn.l2_normalize", np.array([[3.0], [4.0]]), eps=0.0, axis=[]), [[0.6], [0.8]]
-    )
+    # no axis (None, as TVM's builder passes it, or empty): the norm of the whole tensor (5)
+    for axis in (None, []):
+        np.testing.assert_allclose(
+            run("nn.l2_normalize", np.array([[3.0], [4.0]]), eps=0.0, axis=axis), [[0.6], [0.8]]
+        )
 
 
 def _norm_ref(values, eps):

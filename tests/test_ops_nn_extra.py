@@ -142,7 +142,7 @@ def test_builders_have_tvm_defaults():
         0.75,
     )
     assert y.attrs.type_key == "relay.attrs.LRNAttrs"
-    assert relay.nn.l2_normalize(x, 1e-3).attrs.axis == ()
+    assert relay.nn.l2_normalize(x, 1e-3).attrs.axis is None  # TVM's null array: every axis
     assert relay.nn.depth_to_space(x, 2).attrs.mode == "DCR"
     assert relay.nn.mirror_pad(x, [(0, 0)] * 4).attrs.mode == "SYMMETRIC"
     w = relay.var("w", shape=(8, 2, 3))
@@ -163,6 +163,7 @@ def _roundtrip_cases():
     return [
         relay.nn.lrn(x, size=3, alpha=0.001),
         relay.nn.l2_normalize(x, 1e-6, axis=[1, 2]),
+        relay.nn.l2_normalize(x, 1e-6),
         relay.nn.group_norm(x, v, v, num_groups=4, epsilon=1e-3),
         relay.nn.instance_norm(x, v, v, center=False),
         relay.nn.depth_to_space(x, 2, mode="CRD"),

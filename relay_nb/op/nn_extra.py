@@ -44,7 +44,7 @@ def _lrn_rel(inputs, attrs, reporter):
 @forward_relation("L2Normalize")
 def _l2_normalize_rel(inputs, attrs, reporter):
     data = tensor(inputs[0], "data")
-    for a in attrs["axis"]:
+    for a in attrs["axis"] or ():
         norm_axis(a, len(data.shape))
     return data
 
@@ -323,7 +323,7 @@ NN_EXTRA_OPS = [
         "nn.l2_normalize",
         1,
         _l2_normalize_rel,
-        schema("relay.attrs.L2NormalizeAttrs", ("eps", "float"), ("axis", "ints")),
+        schema("relay.attrs.L2NormalizeAttrs", ("eps", "float"), ("axis", "optional_ints")),
         OpPattern.OUT_ELEMWISE_FUSABLE,
         ("data",),
         "``x / sqrt(max(sum(x^2, axis), eps))``; an empty ``axis`` normalizes over all axes.",
@@ -504,7 +504,7 @@ def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75) -> Expr:
 
 def l2_normalize(data, eps, axis=None) -> Expr:
     """``data / sqrt(max(sum(data^2, axis), eps))``; ``axis=None`` means every axis."""
-    return call("nn.l2_normalize", data, eps=eps, axis=ints(axis) if axis is not None else ())
+    return call("nn.l2_normalize", data, eps=eps, axis=ints(axis))
 
 
 def group_norm(data, gamma, beta, num_groups, axis=1, epsilon=1e-5, center=True, scale=True):

@@ -2,8 +2,8 @@
 
 * ``nn.lrn``: ``x / (bias + alpha / size * s) ^ beta`` where ``s`` sums ``x^2`` over the
   ``size`` channels centred on each one (``size // 2`` before, zero-padded at the ends).
-* ``nn.l2_normalize``: ``x / sqrt(max(sum(x^2, axis), eps))``; an empty ``axis`` (the
-  builder's ``axis=None``) reduces every axis.
+* ``nn.l2_normalize``: ``x / sqrt(max(sum(x^2, axis), eps))``; ``axis=None`` (TVM's null
+  array) or an empty one reduces every axis.
 * ``nn.group_norm`` / ``nn.instance_norm``: mean and (biased) variance per group of
   channels / per channel, over the spatial axes; then ``gamma`` and ``beta`` per channel.
 * ``nn.fast_softmax`` is the exact softmax (TVM's fast exponential is an approximation
@@ -57,7 +57,7 @@ def _lrn(args, attrs, out):
 @impl("nn.l2_normalize")
 def _l2_normalize(args, attrs, out):
     x = _work(args[0])
-    axes = tuple(norm_axis(a, x.ndim) for a in attrs["axis"]) or None
+    axes = tuple(norm_axis(a, x.ndim) for a in attrs["axis"] or ()) or None
     total = np.sum(x * x, axis=axes, keepdims=True)
     return x / np.sqrt(np.maximum(total, x.dtype.type(attrs["eps"])))
 
