@@ -97,6 +97,8 @@ def test_every_elementwise_and_broadcast_op_has_an_llvm_rule():
     from relay_nb.backend.llvm.codegen.rules import llvm_rules
     from relay_nb.op.registry import OpPattern, get_column
 
+    from relay_nb.op.registry import OpPattern
+
     rules = llvm_rules()
     pattern = get_column("TOpPattern")
     # Ops other test modules register for themselves (named "test_*.op") are not ours;

@@ -90,3 +90,10 @@ def resize2d(
 
 
 __all__ = ["resize2d"]
+
+# relay.image is this module: the rest of TVM's image family lives in image_extra and is
+# re-exported here (imported last: it builds on RESIZE_METHODS above).
+from . import image_extra as _image_extra  # noqa: E402
+from .image_extra import *  # noqa: E402,F401,F403
+
+__all__ += _image_extra.__all__

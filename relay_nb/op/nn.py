@@ -1236,3 +1236,21 @@ __all__ = [
     "softmax",
     "upsampling",
 ]
+
+# relay.nn is this module: the rest of TVM's nn family lives in sibling files and is
+# re-exported here (imported last: they build on the relations above).
+from . import nn_bitserial as _nn_bitserial  # noqa: E402
+from . import nn_contrib as _nn_contrib  # noqa: E402
+from . import nn_extra as _nn_extra  # noqa: E402
+from . import nn_sparse as _nn_sparse  # noqa: E402
+from . import nn_special as _nn_special  # noqa: E402
+from . import nn_train as _nn_train  # noqa: E402
+from .nn_bitserial import *  # noqa: E402,F401,F403
+from .nn_contrib import *  # noqa: E402,F401,F403
+from .nn_extra import *  # noqa: E402,F401,F403
+from .nn_sparse import *  # noqa: E402,F401,F403
+from .nn_special import *  # noqa: E402,F401,F403
+from .nn_train import *  # noqa: E402,F401,F403
+
+for _family in (_nn_bitserial, _nn_contrib, _nn_extra, _nn_sparse, _nn_special, _nn_train):
+    __all__ += _family.__all__

@@ -37,7 +37,14 @@ spam warnings, and constant folding must be total, so the interpreter defines th
 
 # The op families first: an implementation can only be registered for a known op.
 from .. import image as _image_ops  # noqa: F401
+from .. import image_extra as _image_extra_ops  # noqa: F401
 from .. import nn as _nn_ops  # noqa: F401
+from .. import nn_bitserial as _nn_bitserial_ops  # noqa: F401
+from .. import nn_contrib as _nn_contrib_ops  # noqa: F401
+from .. import nn_extra as _nn_extra_ops  # noqa: F401
+from .. import nn_sparse as _nn_sparse_ops  # noqa: F401
+from .. import nn_special as _nn_special_ops  # noqa: F401
+from .. import nn_train as _nn_train_ops  # noqa: F401
 from .. import reduce as _reduce_ops  # noqa: F401
 from .. import tensor as _tensor_ops  # noqa: F401
 from .. import transform as _transform_ops  # noqa: F401
@@ -50,5 +57,9 @@ from .. import vision as _vision_ops  # noqa: F401,E402
 from . import vision  # noqa: E402
 from .. import random as _random_ops  # noqa: F401,E402
 from . import random  # noqa: E402
+from . import image_extra, nn_bitserial, nn_contrib, nn_extra  # nn, image
+from . import nn_sparse, nn_special, nn_train  # nn
 
 __all__ = ["image", "nn", "reduce", "tensor", "transform"]
+__all__ += ["image_extra", "nn_bitserial", "nn_contrib", "nn_extra"]
+__all__ += ["nn_sparse", "nn_special", "nn_train"]

@@ -157,6 +157,54 @@ def _apply(x, axis, taps):
     return acc
 
 
+def resize_nd(
+    data: np.ndarray,
+    spatial: str,
+    size,
+    layout: str,
+    method: str = "linear",
+    coordinate_transformation_mode: str = "half_pixel",
+    rounding_method: str = "",
+    cubic_alpha: float = -0.5,
+    cubic_exclude: int = 0,
+    extrapolation_value: float = 0.0,
+    roi=None,
+    dtype=None,
+) -> np.ndarray:
+    """Resize the ``spatial`` axes (``"W"``, ``"HW"``, ``"DHW"``) of ``data`` to ``size``.
+
+    ``roi`` holds all the starts then all the ends (``tf_crop_and_resize`` only).
+    """
+    nd = len(spatial)
+    canon = "NC" + spatial
+    x = np.transpose(data, layout_perm(layout, canon))
+    size = ints_n(size, nd, "size")
+    if min(size) < 0:
+        raise EvalError(f"size must not be negative, got {list(size)}")
+    dt = np_dtype(dtype) if dtype is not None else x.dtype
+    if 0 in x.shape[2:] and int(np.prod(size)):
+        raise EvalError("cannot resize an empty image to a non-empty one")
+    ft = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
+    roi = tuple(roi) if roi else (0.0,) * (2 * nd)
+    if len(roi) != 2 * nd:
+        raise EvalError(f"roi must have {2 * nd} values, got {list(roi)}")
+    args = (method, rounding_method, cubic_alpha, cubic_exclude)
+    if method != "nearest_neighbor":
+        x = x.astype(ft)
+    outside = np.zeros((1,) * nd, bool)
+    # The innermost axis first, as TVM's formula nests the interpolations.
+    for i in reversed(range(nd)):
+        n_in = x.shape[2 + i]
+        coord, taps = _taps(size[i], n_in, coordinate_transformation_mode, *args, roi[i], roi[i + nd], ft)
+        x = _apply(x, 2 + i, taps)
+        shape = [1] * nd
+        shape[i] = -1
+        outside = outside | ((coord < 0) | (coord > n_in - 1)).reshape(shape)
+    if coordinate_transformation_mode == "tf_crop_and_resize":
+        x = np.where(outside, np.asarray(extrapolation_value, ft), x)
+    return to_layout(convert(x, dt), canon, layout, "layout")
+
+
 def resize2d(
     data: np.ndarray,
     size,
@@ -171,30 +219,20 @@ def resize2d(
     dtype=None,
 ) -> np.ndarray:
     """Resize the H x W plane of ``data`` to ``size`` (see the module docstring)."""
-    x = np.transpose(data, layout_perm(layout, "NCHW"))
-    oh, ow = ints_n(size, 2, "size")
-    if oh < 0 or ow < 0:
-        raise EvalError(f"size must not be negative, got {[oh, ow]}")
-    h, w = x.shape[2], x.shape[3]
-    dt = np_dtype(dtype) if dtype is not None else x.dtype
-    if (h == 0 or w == 0) and oh * ow:
-        raise EvalError("cannot resize an empty image to a non-empty one")
-    ft = np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
-    roi = tuple(roi) if roi else (0.0, 0.0, 0.0, 0.0)
-    if len(roi) != 4:
-        raise EvalError(f"roi must have 4 values, got {list(roi)}")
-    args = (method, rounding_method, cubic_alpha, cubic_exclude)
-    ycoord, ytaps = _taps(oh, h, coordinate_transformation_mode, *args, roi[0], roi[2], ft)
-    xcoord, xtaps = _taps(ow, w, coordinate_transformation_mode, *args, roi[1], roi[3], ft)
-    if method != "nearest_neighbor":
-        x = x.astype(ft)
-    y = _apply(_apply(x, 3, xtaps), 2, ytaps)  # W first, then H, as TVM's formula nests them
-    if coordinate_transformation_mode == "tf_crop_and_resize":
-        outside = ((ycoord < 0) | (ycoord > h - 1))[:, None] | ((xcoord < 0) | (xcoord > w - 1))[
-            None, :
-        ]
-        y = np.where(outside, np.asarray(extrapolation_value, ft), y)
-    return to_layout(convert(y, dt), "NCHW", layout, "layout")
+    return resize_nd(
+        data,
+        "HW",
+        size,
+        layout,
+        method,
+        coordinate_transformation_mode,
+        rounding_method,
+        cubic_alpha,
+        cubic_exclude,
+        extrapolation_value,
+        roi,
+        dtype,
+    )
 
 
 @impl("image.resize2d")

@@ -21,6 +21,7 @@ def load_rules() -> None:
     from . import anchors, elementwise, image, indexing, injective, norm, pool, reduce  # noqa: F401
     from . import annotation  # noqa: F401
     from . import vision  # noqa: F401
+    from . import image_nd, nn_shuffle  # noqa: F401  (issue 12: resize1d/3d, upsampling3d, shuffles)
 
 
 from .lower import Lowered, lower  # noqa: E402
