@@ -164,12 +164,28 @@ def test_undefined_variable_in_a_fn_that_is_main():
 
 def test_variable_out_of_scope():
     err = error_of("def @main() {\n  let %a = (let %b = 1; %b);\n  %b\n}")
-    check(err, 3, 3, "undefined variable %b")
+    check(err, 3, 3, "%b is used outside the scope of its binding (bound at line 2, column 17)")
+
+
+def test_let_variable_used_in_the_other_branch_is_not_a_free_variable():
+    # TVM's test_ir_parser.py::test_ifelse_scope: a bare expression reads unbound names as
+    # free variables, but not a name whose binding's scope has closed.
+    err = error_of("if (True) {\n  let %x = ();\n  ()\n} else {\n  %x\n}")
+    check(err, 5, 3, "%x is used outside the scope of its binding (bound at line 2, column 7)")
+    err = error_of("(fn (%a) { %a }, %a)")
+    check(err, 1, 18, "%a is used outside the scope of its binding")
+
+
+def test_genuinely_free_variables_still_read_in_bare_expressions():
+    import relay_nb as relay
+
+    e = relay.parse_expr("let %y = %z; add(%y, %z)")
+    assert [v.name_hint for v in relay.analysis.free_vars(e)] == ["z"]
 
 
 def test_pattern_variable_out_of_its_arm():
     err = error_of("type L { C(int32), N }\ndef @f(%l: L) { match (%l) { C(%v) => %v, N => %v } }")
-    check(err, 2, 48, "undefined variable %v")
+    check(err, 2, 48, "%v is used outside the scope of its binding (bound at line 2, column 32)")
 
 
 def test_undefined_graph_label():

@@ -352,7 +352,10 @@ def test_tempexpr_prints_realized():
         ("_", "v_"),
         ("1", "v1"),
         ("_x", "v_x"),
-        ("layer1.weight", "layer1_weight"),
+        ("layer1.weight", "layer1.weight"),  # dotted names read back as one name
+        ("joint_net.2.weight", "joint_net.2.weight"),
+        ("fc.0", "fc_0"),  # would read back as a projection of %fc
+        ("a.b.", "a_b_"),
         ("a-b c", "a_b_c"),
         ("gpu_0/conv_w", "gpu_0/conv_w"),
         ("a//b", "a_/b"),

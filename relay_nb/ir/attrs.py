@@ -141,4 +141,37 @@ def _same_values(a: Any, b: Any) -> bool:
     return a == b
 
 
+class UnresolvedAttrs(Attrs):
+    """A call's attributes written as ``meta[relay.attrs.XAttrs][i]`` in a text whose
+    ``#[metadata]`` section is missing (TVM prints so with ``show_meta_data=False``).
+
+    The fields are unknown: the program reads, prints back unchanged and can be viewed,
+    but type inference reports that the call's attributes are missing.
+    """
+
+    __slots__ = ("index",)
+
+    def __init__(self, type_key: str, index: int):
+        super().__init__({}, type_key)
+        object.__setattr__(self, "index", index)
+
+    @property
+    def ref(self) -> str:
+        return f"meta[{self.type_key}][{self.index}]"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Attrs):
+            return NotImplemented
+        return isinstance(other, UnresolvedAttrs) and (other.type_key, other.index) == (
+            self.type_key,
+            self.index,
+        )
+
+    def __hash__(self) -> int:
+        return hash(("unresolved", self.type_key, self.index))
+
+    def __repr__(self) -> str:
+        return f"UnresolvedAttrs({self.ref})"
+
+
 EMPTY_ATTRS = Attrs({}, "DictAttrs")

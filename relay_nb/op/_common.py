@@ -14,6 +14,7 @@ from typing import Any as PyAny
 import numpy as np
 
 from ..errors import AttrError, RelayTypeError
+from ..ir.attrs import UnresolvedAttrs
 from ..ir.expr import Call, Expr, Tuple, TupleWrapper, _as_expr, const
 from ..ir.ty import Any, TensorType, TupleType, Type
 from ..typing.relations import Relation, broadcast_shapes
@@ -168,6 +169,12 @@ def register(
 
 def _with_default_attrs(op_name: str, rel: Relation) -> Relation:
     def fn(types, num_inputs, attrs, reporter):
+        if isinstance(attrs, UnresolvedAttrs):
+            raise RelayTypeError(
+                f"the call's attributes are {attrs.ref}, an entry of a #[metadata] section "
+                "this text does not have, so its type cannot be known (print the program with "
+                "its metadata, or write the attributes as key=value)"
+            )
         if attrs is None:
             try:
                 attrs = make_attrs(op_name)

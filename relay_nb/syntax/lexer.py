@@ -12,8 +12,8 @@ What the lexer decides on its own (see ``relay_text_format.md`` §2):
   are skipped; ``#[version = ...]`` and ``#[metadata]`` are directives, any other
   ``#[`` is an error.
 * Dots join identifiers (``nn.conv2d``, ``relay.reshape_only``) and variable names
-  (``%layer1.weight``) into one token; ``.0`` right after anything is a projection, so
-  ``%t.0.1`` is two projections.
+  (``%layer1.weight``, and ``%joint_net.2.weight``: numeric parts between names) into one
+  token; a ``.0`` that no name follows is a projection, so ``%t.0.1`` is two projections.
 * A ``-`` directly followed by a digit starts a negative number, as in TVM; the grammar
   reads ``%x -1`` as a subtraction anyway.
 * The ``<`` of call-site type arguments ``%f<T>(...)`` (written right after the callee,
@@ -33,6 +33,9 @@ from ..errors import ParseError
 Token = tuple  # (type, value, start, end)
 
 _NAME = r"[A-Za-z_]\w*+(?:/(?![/*])\w*+)*+"
+# A variable name: dotted parts, numeric ones only between names (``%joint_net.2.weight``,
+# a PyTorch parameter path); trailing ``.0`` parts are projections (``%x.0``, ``%0.1``).
+_LOCAL_BODY = rf"{_NAME}(?:(?:\.\d+)*+\.{_NAME})*+"
 
 # Whitespace and comments; possessive so an unclosed comment cannot backtrack.
 _SKIP = r"(?:\s+|//[^\n]*|/\*(?:[^*/]++|\*(?!/)|/(?!\*))*+\*/|#(?!\[)[^\n]*)*+"
@@ -53,9 +56,9 @@ _TOKEN_SPECS = [
     ),
     # %N, or %N = (a graph binding's head, fused)
     ("GRAPHVAR", r"(%\d+)(?:[ \t]*(=)(?![=>]))?"),
-    ("LOCAL", rf"%{_NAME}(?:\.{_NAME})*+"),
+    ("LOCAL", rf"%{_LOCAL_BODY}"),
     ("META", r"meta\[([^\]\s]+)\]\[(\d+)\]"),
-    ("LET_HEAD", rf"let[ \t]+(%{_NAME}(?:\.{_NAME})*+)[ \t]*=(?![=>])"),
+    ("LET_HEAD", rf"let[ \t]+(%{_LOCAL_BODY})[ \t]*=(?![=>])"),
     ("MATCH_PARTIAL", r"match\?"),
     ("METADATA", r"#\[\s*metadata\s*\]|METADATA:"),
     ("OLD_VERSION", r"v(\d+\.\d+\.\d+)\b"),

@@ -622,7 +622,50 @@ def _dump(root: int, nodes: list[dict], b64: list[str]) -> str:
     return "\n".join(out)
 
 
+def _plain(value: Any) -> Any:
+    """A converted metadata node as a plain attribute value: arrays become lists, IntImm /
+    FloatImm numbers, strings stay strings, null stays None."""
+    if not isinstance(value, MetaObject):
+        return value
+    if value.type_key == "Array":
+        reader = _Reader(value._graph, None, "")
+        return [_plain(reader.convert(i)) for i in value.data]
+    if value.type_key in ("IntImm", "tir.IntImm"):
+        number = int(value.attrs.get("value", "0"))
+        return bool(number) if value.attrs.get("dtype") == "bool" else number
+    if value.type_key in ("FloatImm", "tir.FloatImm"):
+        return float(value.attrs.get("value", "0"))
+    raise RelayError(f"cannot use a {value.type_key} as an attribute value")
+
+
+_SCALAR_KINDS = {"int": int, "float": float, "str": str, "dtype": str}
+
+
+def attrs_fields(obj: MetaObject, schema: Any) -> dict:
+    """The fields of an attrs object from a ``#[metadata]`` section (TVM's JSON node of a
+    ``relay.attrs.XAttrs``), as values for ``schema`` (an op's :class:`AttrSchema`).
+
+    Scalar fields are stored as strings (``"transpose_b": "1"``), arrays and optional
+    numbers as references to other nodes; a field the node lacks keeps its default.
+    """
+    out: dict = {}
+    for f in schema.fields:
+        raw = obj.attrs.get(f.name)
+        if raw is None:
+            continue
+        if f.kind == "bool":
+            out[f.name] = bool(int(raw))
+        elif f.kind == "dtype":
+            out[f.name] = "" if raw == "void" else raw
+        elif f.kind in _SCALAR_KINDS:
+            out[f.name] = _SCALAR_KINDS[f.kind](raw)
+        else:  # arrays, optional numbers, anything: a reference to a node
+            out[f.name] = _plain(obj.resolve(f.name))
+    return out
+
+
 __all__ = [
+    "attrs_fields",
     "parse_metadata",
     "write_metadata",
     "MetaObject",

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AttrError, ParseError, RelayError
-from ..ir.attrs import EMPTY_ATTRS, Attrs, freeze_value
+from ..ir.attrs import EMPTY_ATTRS, Attrs, UnresolvedAttrs, freeze_value
 from ..ir.expr import (
     Call,
     Clause,
@@ -465,6 +465,9 @@ class _Converter:
         self._lets: list[list] = []  # [var, end offset of its head, bound yet?]
         self._free: dict[str, Var] = {}
         self._implicit: dict[str, Span] = {}  # free variables nobody declared
+        # names bound in the current definition (or bare expression), also after their
+        # scope closed: a later use outside the scope is an error, not a free variable
+        self._bound_once: dict[str, Var] = {}
         self._in_def = False
         self._labels: dict[str, tuple[Expr, int]] = {}
         self._def_index = 0
@@ -528,6 +531,7 @@ class _Converter:
             table[name].pop()
 
     def bind(self, name: str, var: Var) -> None:
+        self._bound_once.setdefault(name, var)
         stack = self._names.get(name)
         if stack is None:
             self._names[name] = [var]
@@ -882,6 +886,7 @@ class _Converter:
         self._def_index += 1
         self._label_owner[self._def_index] = name
         self._in_def = True
+        self._bound_once = {}
         self.push_mark()
         gv = self._gvars.get(name)
         if gv is None:
@@ -895,6 +900,7 @@ class _Converter:
         gv, func = c[0][0], self._function(c[0], c[2], s, e)
         self.pop_mark()
         self._in_def = False
+        self._bound_once = {}
         self._def_index += 1  # a bare expression after it sees none of its labels
         try:
             self.mod.add(gv, func, update=True)
@@ -1232,6 +1238,13 @@ class _Converter:
         var = self._free.get(name)
         if var is not None:
             return var
+        earlier = self._bound_once.get(name)
+        if earlier is not None:
+            # if (True) { let %x = (); () } else { %x }: TVM rejects it too
+            where = ""
+            if earlier.span is not None:
+                where = f" (bound at line {earlier.span.line}, column {earlier.span.column})"
+            raise self.error(f"%{name} is used outside the scope of its binding{where}", s, e)
         if not self._in_def:
             # Outside a def, an unbound %name is a free variable, as if `free_var %name;`
             # had been written: the seeds' fragments (`%1 = %a + %b`) read their inputs
@@ -1380,7 +1393,13 @@ class _Converter:
         if cached is not None:
             return cached
         entry = self._meta_entry(key, index)
-        if entry is _MISSING:
+        attrs_arg = (
+            ".attrs." in "." + key
+            and not isinstance(entry, Expr)
+            and self.text[e : e + 200].lstrip().startswith(")")
+        )
+        if entry is _MISSING or attrs_arg:
+            # (an attrs object stands as a call's last argument; _call takes it from there)
             node: Any = MetaRef(
                 key, index, self._comment_type(ty_text, ty_start), span=self.span(s, e)
             )
@@ -1523,8 +1542,7 @@ class _Converter:
         if kind is Op:
             if args and type(args[-1]) is MetaRef and ".attrs." in "." + args[-1].type_key:
                 # nn.batch_matmul(%a, %b, meta[relay.attrs.BatchMatmulAttrs][0])
-                ref = args.pop()
-                call_attrs: Any = Attrs({}, ref.type_key)
+                call_attrs: Any = self._meta_attrs(callee, args.pop(), attrs, s, e)
             else:
                 call_attrs = self._op_attrs(callee, attrs, s, e)
         else:
@@ -1544,6 +1562,32 @@ class _Converter:
                     )
                 call_attrs = Attrs(fields, str(type_key))
         return Call(callee, tuple(args), call_attrs, type_args, span=self.span(s, e))
+
+    def _meta_attrs(self, op: Op, ref: MetaRef, attrs, s: int, e: int) -> Any:
+        """A call's whole attrs object given as ``meta[relay.attrs.X][i]``: its fields from
+        the #[metadata] section, or :class:`UnresolvedAttrs` when the text has none."""
+        if attrs:
+            raise self.error("attributes are given both as a meta reference and as key=value", s, e)
+        entry = self._meta_entry(ref.type_key, ref.index)
+        if entry is _MISSING:
+            return UnresolvedAttrs(ref.type_key, ref.index)
+        from .metadata import MetaObject, attrs_fields
+
+        schema = _registry().get_column("attrs_schema").get(op.name)
+        if schema is None or not isinstance(entry, MetaObject):
+            raise self.error(f"{op.name} takes no attributes object", s, e)
+        if entry.type_key != schema.type_key:
+            raise self.error(
+                f"{op.name} takes {schema.type_key}, but {ref.type_key}[{ref.index}] is a "
+                f"{entry.type_key}",
+                s,
+                e,
+            )
+        try:
+            return _registry().make_attrs(op, attrs_fields(entry, schema))
+        except (RelayError, ValueError, TypeError) as exc:
+            message = exc.message if isinstance(exc, RelayError) else str(exc)
+            raise self.error(f"{ref.type_key}[{ref.index}]: {message}", s, e) from None
 
     def _op_attrs(self, op: Op, attrs, s: int, e: int):
         if attrs:

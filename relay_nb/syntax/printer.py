@@ -49,7 +49,7 @@ import numpy as np
 
 from ..errors import RelayError
 from ..ir.adt import TypeData
-from ..ir.attrs import Attrs
+from ..ir.attrs import Attrs, UnresolvedAttrs
 from ..ir.expr import (
     Call,
     Constant,
@@ -229,6 +229,9 @@ _SCALAR_SUFFIX = {
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 _PLAIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+# Dotted names the lexer reads back as one variable (``layer1.0.conv1.weight``): numeric
+# parts only between names, so the name does not end in what reads as a projection.
+_DOTTED_NAME = re.compile(r"[A-Za-z]\w*(?:(?:\.\d+)*\.[A-Za-z_]\w*)*\Z", re.ASCII)
 _IDENT_CHAR = re.compile(r"[A-Za-z0-9_]")
 
 
@@ -240,7 +243,7 @@ def _sanitize(name: str, prefix: str = "v") -> str:
     digits and ``_`` become ``_``, except a ``/`` between identifier characters
     (``%gpu_0/conv_w`` is one name in TVM; ``//`` and ``/*`` would open comments).
     """
-    if _PLAIN_NAME.match(name):
+    if _PLAIN_NAME.match(name) or _DOTTED_NAME.match(name):
         return name
     if not name or not (name[0].isascii() and name[0].isalpha()):
         name = prefix + name
@@ -410,6 +413,9 @@ class _TextPrinter:
             # The two shapes big programs grow in, inlined; the rest generically.
             if t is Call:
                 kids = (node.op, *node.args)
+                if type(node.attrs) is UnresolvedAttrs:  # its meta index is taken
+                    a = node.attrs
+                    reserve[a.type_key] = max(reserve.get(a.type_key, 0), a.index + 1)
             elif t is Let:
                 kids = (node.value, node.body)
             else:
@@ -567,6 +573,8 @@ class _TextPrinter:
         return _quote(str(v))
 
     def _call_attrs(self, op: Expr, attrs: Attrs) -> list[str]:
+        if isinstance(attrs, UnresolvedAttrs):  # nn.batch_matmul(%a, %b, meta[...][0])
+            return [attrs.ref]
         if isinstance(op, Op):
             from ..op.registry import non_default_attrs
 
@@ -718,7 +726,7 @@ class _TextPrinter:
         d = memo.get(op)
         if d is None:
             return None
-        if node.attrs:
+        if node.attrs or type(node.attrs) is UnresolvedAttrs:
             args.extend(self._call_attrs(op, node.attrs))
         if type(op) is Constructor and not op.inputs and not node.args and not node.type_args:
             return d
@@ -805,7 +813,7 @@ class _TextPrinter:
                 d = yield (a, NOINLINE)
             args.append(d)
         op = node.op
-        if node.attrs:
+        if node.attrs or type(node.attrs) is UnresolvedAttrs:
             args.extend(self._call_attrs(op, node.attrs))
         d = memo.get(op)
         if d is None:
