@@ -17,7 +17,8 @@ bigger shape), shape rules only on static shapes — so every new node gets the 
 node's ``checked_type``; a rule drops an operand only if evaluating it writes no
 reference; floating-point results are bit-for-bit unchanged (up to the sign of a zero:
 ``-0 + 0`` is ``+0``), which is why ``x * 0 -> 0`` is for integers only (``inf * 0`` is
-NaN).  Untouched subtrees are the same objects, a DAG stays a DAG, no recursion per node.
+NaN).  A rule that holds for one dtype only checks it: ``x && x -> x`` needs ``bool``
+(on numbers the logical ops give 0/1), ``x + -y -> x - y`` excludes it.  Untouched subtrees are the same objects, a DAG stays a DAG, no recursion per node.
 """
 
 from __future__ import annotations
@@ -115,11 +116,36 @@ def identity_transpose(m: Match) -> Expr | None:
     )
 
 
+def keep_bool_x(m: Match) -> Expr | None:
+    """``x``, for the logical ops only on ``bool``: on numbers they return 0/1, not ``x``."""
+    t = _static(m["x"])
+    return keep_x(m) if t is not None and t.dtype == "bool" else None
+
+
+_MANTISSA = {"float16": 11, "float32": 24, "float64": 53}  # significand bits, hidden one included
+
+
+def _exact(src: str, dst: str) -> bool:
+    """Does every ``src`` value survive a cast to ``dst``?  ``np.can_cast(..., "safe")`` also
+    says yes for int64 -> float64, which rounds above 2**53."""
+    if not np.can_cast(src, dst, "safe"):
+        return False
+    s = np.dtype(src)
+    if s.kind in "iu" and dst in _MANTISSA:
+        return s.itemsize * 8 - (s.kind == "i") <= _MANTISSA[dst]
+    return True
+
+
 def lossless_cast(m: Match) -> Expr | None:
-    x, inner = _static(m["x"]), _static(m["inner"])
-    if x is None or inner is None or not np.can_cast(x.dtype, inner.dtype, "safe"):
+    x, inner, out = _static(m["x"]), _static(m["inner"]), _static(m["e"])
+    if x is None or inner is None or out is None or not _exact(x.dtype, inner.dtype):
         return None
-    return _new(m, "cast", m["x"], dtype=_static(m["e"]).dtype)  # type: ignore[union-attr]
+    # An integer that went through a float and comes back to a narrower integer saturates
+    # (300 -> 300.0 -> int8 is 127) where the direct cast wraps (44): keep both casts then.
+    if np.dtype(inner.dtype).kind == "f" and np.dtype(out.dtype).kind in "iu":
+        if np.dtype(x.dtype).kind != "f" and not np.can_cast(x.dtype, out.dtype, "safe"):
+            return None
+    return _new(m, "cast", m["x"], dtype=out.dtype)
 
 
 def int_zeros(m: Match) -> Expr | None:
@@ -142,8 +168,14 @@ def concretize(fill: str) -> Callable[[Match], Expr | None]:
 
 
 def as_op(op: str) -> Callable[[Match], Expr | None]:
-    """The same operands, another (broadcasting) op: ``x + -y -> x - y``."""
-    return lambda m: _new(m, op, m["x"], m["y"])
+    """The same operands, another (broadcasting) op: ``x + -y -> x - y``.  Not on ``bool``:
+    there ``negative`` is NOT, ``add`` is OR and ``subtract`` is an error."""
+
+    def rule(m: Match) -> Expr | None:
+        t = _static(m["e"])
+        return None if t is None or t.dtype == "bool" else _new(m, op, m["x"], m["y"])
+
+    return rule
 
 
 def same_reverse(m: Match) -> Expr | None:
@@ -169,8 +201,9 @@ RULES: list[tuple[Any, Callable[[Match], Expr | None]]] = [
     (("add:e", "x", ("negative", "y")), as_op("subtract")),  # x + -y -> x - y
     (("subtract:e", "x", ("negative", "y")), as_op("add")),  # x - -y -> x + y
     (("negative:e", ("negative", "x")), keep_x),  # -(-x) -> x
-    (("logical_not:e", ("logical_not", "x")), keep_x),  # !!x -> x
-    (("maximum|minimum|logical_and|logical_or:e", "x", "x"), keep_x),  # max(x, x) -> x
+    (("logical_not:e", ("logical_not", "x")), keep_bool_x),  # !!x -> x   (bool only)
+    (("maximum|minimum:e", "x", "x"), keep_x),  # max(x, x) -> x
+    (("logical_and|logical_or:e", "x", "x"), keep_bool_x),  # x && x -> x   (bool only)
     (("nn.relu:e", ("nn.relu:inner", "x")), lambda m: m["inner"]),  # relu(relu(x)) -> relu(x)
     (("copy:e", "x"), keep_x),  # copy(x) -> x
     (("cast:e", "x"), keep_x),  # cast(x, dtype of x) -> x
