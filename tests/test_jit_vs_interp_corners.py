@@ -1,0 +1,138 @@
+"""The JIT and the interpreter agree on the corners: NaN, +-inf, +-0.0 (the sign of a zero
+is compared, it shows through ``1 / x``), quotients too big for ``a - trunc(a / b) * b``,
+bool tensors, empty shapes and empty reduction axes.
+
+Exact ops compare bit for bit (NaN positions, values and zero signs); transcendentals and
+``power`` (numpy's float32 ``pow`` is 1 ulp off) to a tolerance, with NaN and infinities
+at the same places.  Each property compiles one kernel per (op, dtype, shape) and then
+runs many inputs through it, so the examples are cheap.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from jit_testing import assert_native, assert_same, tensor
+
+import relay_nb as relay
+from relay_nb.backend.llvm.executor import JITExecutor
+
+PROPS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+FLOATS = ("float32", "float64")
+SHAPES = ((7,), (0,), (2, 0), (2, 3))
+# Corner values, and numbers whose quotients (1e30 / 3) need more digits than the dtype has.
+SPECIAL = (np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e30, 1e9, -1e9, 16777217.0, 3.0, -3.0,
+           0.5, -0.5, 2.0, -7.0, 1e-40, -1e-40)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=None)
+def executors(text: str) -> tuple:
+    """(interpreter function, JIT function, JIT executor) of one program, compiled once."""
+    mod = relay.parse(text)
+    ex = JITExecutor(mod)
+    return relay.create_executor("interpreter", mod=mod).evaluate(), ex.evaluate(), ex
+
+
+def both(text: str, *args) -> tuple:
+    interp, jit, ex = executors(text)
+    ref = interp(*args)
+    out = jit(*args)
+    assert_native(ex)
+    return ref, out
+
+
+def assert_bits(ref, out) -> None:
+    """Same shape, dtype, NaN places, values and signs of zeros."""
+    r, o = np.asarray(ref), np.asarray(out)
+    assert (o.shape, o.dtype) == (r.shape, r.dtype)
+    if r.dtype.kind == "f":
+        np.testing.assert_array_equal(np.isnan(o), np.isnan(r))
+        np.testing.assert_array_equal(np.signbit(o), np.signbit(r) | (np.isnan(r) & np.signbit(o)))
+    np.testing.assert_array_equal(o, r)
+
+
+def floats(dtype: str, shape) -> st.SearchStrategy:
+    width = 32 if dtype == "float32" else 64
+    value = st.one_of(st.sampled_from(SPECIAL), st.floats(width=width))
+    return hnp.arrays(dtype, shape, elements=value)
+
+
+# --- elementwise floats -------------------------------------------------------------------
+
+EXACT_BINARY = ("add", "subtract", "multiply", "divide", "floor_divide", "trunc_divide", "mod",
+                "floor_mod", "trunc_mod", "maximum", "minimum")  # fmt: skip
+
+
+@pytest.mark.parametrize("op", EXACT_BINARY + ("power",))
+@PROPS
+@given(data=st.data())
+def test_binary_float_corners_and_huge_quotients(op, data):
+    dtype = data.draw(st.sampled_from(FLOATS))
+    shape = data.draw(st.sampled_from(SHAPES))
+    a, b = data.draw(floats(dtype, shape)), data.draw(floats(dtype, shape))
+    ref, out = both(f"def @main(%a: {tensor(shape, dtype)}, %b: {tensor(shape, dtype)}) {{ {op}(%a, %b) }}", a, b)
+    if op == "power":
+        assert_same(ref, out)
+        np.testing.assert_array_equal(np.signbit(out[out == 0]), np.signbit(ref[out == 0]))
+    else:
+        assert_bits(ref, out)
+    if op in ("mod", "floor_mod", "trunc_mod"):  # a remainder is smaller than the divisor
+        finite = np.isfinite(ref) & np.isfinite(b)
+        assert np.all(np.abs(ref[finite]) <= np.abs(b[finite]))
+
+
+EXACT_UNARY = ("negative", "abs", "sign", "floor", "ceil", "round", "trunc", "sqrt", "nn.relu", "copy")
+TOLERANT_UNARY = ("exp", "log", "tanh", "sigmoid", "erf", "rsqrt", "sin", "atan")
+
+
+@pytest.mark.parametrize("op", EXACT_UNARY + TOLERANT_UNARY)
+@PROPS
+@given(data=st.data())
+def test_unary_float_corners(op, data):
+    dtype = data.draw(st.sampled_from(FLOATS))
+    shape = data.draw(st.sampled_from(SHAPES))
+    x = data.draw(floats(dtype, shape))
+    ref, out = both(f"def @main(%x: {tensor(shape, dtype)}) {{ {op}(%x) }}", x)
+    if op in EXACT_UNARY:
+        assert_bits(ref, out)
+    else:
+        assert_same(ref, out)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_remainders_of_huge_quotients_are_exact(dtype):
+    # 1e9 / 3 needs 30 bits: a - trunc(a / b) * b gave 64 (float32), not fmod's 1
+    a = np.array([1e9, -1e9, 1e30, 7.0, -4.0], dtype)
+    b = np.array([3.0, 3.0, -3.0, -2.0, 2.0], dtype)
+    for op, want in (("trunc_mod", np.fmod(a, b)), ("floor_mod", np.remainder(a, b))):
+        ref, out = both(f"def @main(%a: {tensor((5,), dtype)}, %b: {tensor((5,), dtype)}) {{ {op}(%a, %b) }}", a, b)
+        assert_bits(ref, want)
+        assert_bits(out, want)
+
+
+def test_round_keeps_the_sign_of_a_zero():
+    x = np.array([-0.0, -0.3, 0.3, -0.5, 2.5], "float32")
+    ref, out = both(f"def @main(%x: {tensor((5,), 'float32')}) {{ divide(1f, round(%x)) }}", x)
+    want = np.array([-np.inf, -np.inf, np.inf, -1.0, 1 / 3], "float32")
+    assert_bits(ref, want)
+    assert_bits(out, want)
+
+
+@pytest.mark.parametrize("exponent", ["0.5f", "%e"])
+def test_power_one_half_is_c_pow_at_minus_inf_and_minus_zero(exponent):
+    # numpy computes a scalar exponent 0.5 as sqrt (NaN at -inf, -0.0 at -0.0); C pow does not
+    x = np.array([-np.inf, -0.0, 0.0, 4.0], "float32")
+    e = np.full(4, 0.5, "float32")
+    text = f"def @main(%x: {tensor((4,), 'float32')}, %e: {tensor((4,), 'float32')}) {{ power(%x, {exponent}) }}"
+    ref, out = both(text, x, e)
+    want = np.array([np.inf, 0.0, 0.0, 2.0], "float32")
+    assert_bits(ref, want)
+    assert_bits(out, want)
+    scalar = relay.create_executor("interpreter", mod=relay.parse("def @main(%x: float32) { power(%x, 0.5f) }"))
+    assert_bits(scalar.evaluate()(np.float32(-np.inf)), np.float32(np.inf))
