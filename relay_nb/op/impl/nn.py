@@ -88,6 +88,8 @@ def _prelu(args, attrs, out):
 def _softmax(args, attrs, out):
     x = _float_work(args[0])
     axis = norm_axis(attrs["axis"], x.ndim)
+    if x.size == 0:  # no element to normalize (and np.max of nothing raises)
+        return x.copy()
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 
@@ -96,6 +98,8 @@ def _softmax(args, attrs, out):
 def _log_softmax(args, attrs, out):
     x = _float_work(args[0])
     axis = norm_axis(attrs["axis"], x.ndim)
+    if x.size == 0:  # no element to normalize (and np.max of nothing raises)
+        return x.copy()
     shifted = x - np.max(x, axis=axis, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
@@ -334,15 +338,16 @@ def adaptive_pool2d(x: np.ndarray, kind: str, size) -> np.ndarray:
     if oh == 0 or ow == 0:
         return np.zeros(x.shape[:2] + (oh, ow), dt)
     (hs, he), (ws, we) = _adaptive_bounds(h, oh), _adaptive_bounds(w, ow)
-    if kind == "avg":
-        rows = (np.arange(h) >= hs[:, None]) & (np.arange(h) < he[:, None])
-        cols = (np.arange(w) >= ws[:, None]) & (np.arange(w) < we[:, None])
-        total = np.einsum("nchw,ph,qw->ncpq", x, rows.astype(dt), cols.astype(dt), optimize=True)
-        return divide_by_count(total.astype(dt), np.multiply.outer(he - hs, we - ws), dt)
-    if h == 0 or w == 0:
+    if kind == "max" and (h == 0 or w == 0):
         raise EvalError("cannot take the maximum of an empty window")
-    # max is separable: reduce the W windows, then the H windows (a loop over output
-    # rows and columns, not pixels)
+    # Both kinds are separable: reduce the W windows, then the H windows (a loop over
+    # output rows and columns, not pixels).  Each window reads only its own elements: a
+    # product with 0/1 masks would let one NaN or inf reach every window (0 * inf is NaN).
+    # A bool window sums to its OR, as ``sum`` does.
+    if kind == "avg":
+        cols = np.stack([x[..., s:e].sum(axis=-1, dtype=dt) for s, e in zip(ws, we)], axis=-1)
+        total = np.stack([cols[:, :, s:e].sum(axis=2, dtype=dt) for s, e in zip(hs, he)], axis=2)
+        return divide_by_count(total, np.multiply.outer(he - hs, we - ws), dt)
     cols_max = np.stack([x[..., s:e].max(axis=-1) for s, e in zip(ws, we)], axis=-1)
     return np.stack([cols_max[:, :, s:e].max(axis=2) for s, e in zip(hs, he)], axis=2)
 
@@ -432,6 +437,8 @@ def _pad(args, attrs, out):
     if len(widths) != x.ndim or any(len(w) != 2 or min(w) < 0 for w in widths):
         raise EvalError(f"pad_width {attrs['pad_width']} does not fit a rank-{x.ndim} tensor")
     mode = attrs["pad_mode"]
+    if not widths:  # a scalar: nothing to pad (np.pad reads [] as float widths and fails)
+        return x.copy()
     if mode == "constant":
         return np.pad(x, widths, constant_values=convert(value.reshape(()), x.dtype))
     if mode in ("edge", "reflect"):

@@ -20,6 +20,7 @@ from .scalar import (
     int_divide,
     int_mod,
     int_power,
+    plus,
     shift,
     truthy,
     tvm_max,
@@ -46,7 +47,7 @@ def _arith(name: str):
         b = kb.builder
         f, k = dt.is_float, dt.kind
         if name == "add":
-            return b.fadd(a, c) if f else (b.or_(a, c) if k == "b" else b.add(a, c))
+            return plus(kb, a, c, dt)
         if name == "subtract":
             return b.fsub(a, c) if f else b.sub(a, c)
         if name == "multiply":
@@ -320,7 +321,7 @@ def _bias_add(kb, call, index, field):
     dt = kb.dt(call)
     a = convert(kb, kb.value(x, index), kb.dt(x), dt)
     c = convert(kb, _along(kb, bias, index, _axis(call, len(index.shape))), kb.dt(bias), dt)
-    return kb.builder.fadd(a, c) if dt.is_float else kb.builder.add(a, c)
+    return plus(kb, a, c, dt)  # on bool an OR, as add
 
 
 @rule("nn.prelu", check=_along_check)
