@@ -12,7 +12,7 @@ import re
 
 from ..errors import RelayTypeError
 from ..ir.ty import Any, TensorType, TupleType
-from ..typing.relations import forward_relation, shape_text
+from ..typing.relations import check_dims, forward_relation, shape_text
 from ._common import (
     broadcasts_to,
     is_int_dtype,
@@ -367,6 +367,7 @@ def _broadcast_to(data: TensorType, shape: tuple, op: str) -> TensorType:
 
 @forward_relation("BroadCastTo")
 def broadcast_to_rel(inputs, attrs, reporter):
+    check_dims(attrs["shape"], "shape")
     return _broadcast_to(tensor(inputs[0], "data"), tuple(attrs["shape"]), "broadcast_to")
 
 

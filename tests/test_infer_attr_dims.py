@@ -1,0 +1,58 @@
+"""A negative output dimension taken from an attribute is a type error that points at the
+attribute (before, it type-checked and the JIT leaked numpy's ValueError)."""
+
+from __future__ import annotations
+
+import pytest
+
+import relay_nb as relay
+
+X = "%x: Tensor[(1, 2, 4, 4), float32]"
+
+CASES = [
+    ("def @main() { full(1f, shape=[2, -3]) }", "shape=[2, -3]"),
+    ("def @main() { zeros(shape=[-1]) }", "shape=[-1]"),
+    ('def @main() { ones(shape=[2, -1], dtype="int8") }', "shape=[2, -1]"),
+    (f"def @main({X}) {{ nn.upsampling(%x, scale_h=-1f, scale_w=1f) }}", "scale_h=-1f"),
+    (f"def @main({X}) {{ nn.upsampling(%x, scale_h=2f, scale_w=-0.1f) }}", "scale_w=-0.1f"),
+    (f"def @main({X}) {{ image.resize2d(%x, size=[1, -2]) }}", "size=[1, -2]"),
+    (f"def @main({X}) {{ nn.adaptive_avg_pool2d(%x, output_size=[-2, 3]) }}", "output_size=[-2, 3]"),
+    (f"def @main({X}) {{ nn.adaptive_max_pool2d(%x, output_size=[2, -3]) }}", "output_size=[2, -3]"),
+    # the outer call's shape, not the nested zeros' one
+    ("def @main() { broadcast_to(zeros(shape=[3]), shape=[-1, 3]) }", "shape=[-1, 3]"),
+    (
+        f"def @main({X}) {{ nn.conv2d_transpose(%x, ones(shape=[2, 2, 1, 1]), padding=[3, 3]) }}",
+        "padding=[3, 3]",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "attr"), CASES)
+def test_negative_dims_from_attributes_are_type_errors_at_the_attribute(text, attr):
+    with pytest.raises(relay.RelayTypeError, match="negative|>= 0") as info:
+        relay.transform.InferType()(relay.parse(text))
+    err = info.value
+    start = text.rindex(attr)
+    assert (err.line, err.column) == (1, start + 1)
+    assert (err.span.end_line, err.span.end_column) == (1, start + 1 + len(attr))
+    assert "^" * len(attr) in str(err)
+
+
+def test_the_attribute_is_found_across_lines():
+    text = 'def @main() {\n  %0 = zeros(shape=[3]);\n  add(%0, full(1f, shape=[2, -3],\n     dtype="float32"))\n}'
+    with pytest.raises(relay.RelayTypeError) as info:
+        relay.transform.InferType()(relay.parse(text))
+    assert (info.value.line, info.value.column) == (3, 20)
+
+
+def test_a_call_built_in_python_has_no_text_but_still_fails_in_the_relation():
+    mod = relay.IRModule.from_expr(relay.zeros(shape=[-1], dtype="float32"))
+    with pytest.raises(relay.RelayTypeError, match="negative dimension -1"):
+        relay.transform.InferType()(mod)
+
+
+@pytest.mark.parametrize("kind", ["interpreter", "jit"])
+def test_both_executors_refuse_before_running(kind):
+    mod = relay.parse("def @main() { full(1f, shape=[2, -3]) }")
+    with pytest.raises(relay.RelayTypeError):
+        relay.create_executor(kind, mod=mod).evaluate()()
