@@ -56,3 +56,24 @@ def test_both_executors_refuse_before_running(kind):
     mod = relay.parse("def @main() { full(1f, shape=[2, -3]) }")
     with pytest.raises(relay.RelayTypeError):
         relay.create_executor(kind, mod=mod).evaluate()()
+
+
+# --- results too big for memory: the same EvalError from both executors ---------------------
+
+HUGE = [
+    "def @main() { zeros(shape=[1000000, 1000000]) }",
+    "def @main(%x: Tensor[(1), float32]) { broadcast_to(%x, shape=[1000000, 1000000]) }",
+    "def @main(%x: Tensor[(2), float32]) { tile(%x, reps=[1000000, 500000]) }",
+    "def @main(%x: Tensor[(1), float32]) { full(1f, shape=[1000000, 1000000]) }",
+]
+
+
+@pytest.mark.parametrize("text", HUGE)
+def test_a_result_too_big_for_memory_is_an_eval_error_in_both_executors(text):
+    import numpy as np
+
+    mod = relay.parse(text)
+    args = [np.ones(p.type_annotation.shape, "float32") for p in mod["main"].params]
+    for kind in ("interpreter", "jit"):
+        with pytest.raises(relay.EvalError, match=r"needs 3725\.3 GiB for its results?, more than this machine's"):
+            relay.create_executor(kind, mod=mod).evaluate()(*args)

@@ -15,6 +15,7 @@ Every implementation is registered through :func:`impl`, which wraps it so that
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ import numpy as np
 
 from ...errors import EvalError, RelayError
 from ...ir.ty import TensorType, TupleType
+from ...util import MEMORY_LIMIT, too_big
 from ..registry import get_column, make_attrs, register_column
 
 Impl = Callable[[list, Any, Any], Any]
@@ -255,6 +257,16 @@ def finish(op_name: str, value: Any, ty: Any, args: Sequence[Any] = ()) -> Any:
     return arr
 
 
+def _out_of_memory(ty: Any) -> str:
+    """What numpy's MemoryError means, worded as the JIT's check words it."""
+    if isinstance(ty, TensorType) and isinstance(ty.shape, tuple) and isinstance(ty.dtype, str):
+        if all(type(d) is int for d in ty.shape) and ty.dtype:
+            nbytes = math.prod(ty.shape) * np.dtype(ty.dtype).itemsize
+            if nbytes > MEMORY_LIMIT:
+                return too_big(nbytes, "its result")
+    return "ran out of memory"
+
+
 def impl(*op_names: str) -> Callable[[Impl], Impl]:
     """Register ``fn(args, attrs, out_type)`` as the ``impl`` of ``op_names``.
 
@@ -289,6 +301,8 @@ def _wrap(name: str, fn: Impl) -> Impl:
             raise EvalError(prefix + exc.message, exc.span) from None
         except (ValueError, TypeError, IndexError, ArithmeticError) as exc:
             raise EvalError(prefix + str(exc)) from None
+        except MemoryError:
+            raise EvalError(prefix + _out_of_memory(out_type)) from None
 
     run.__name__ = run.__qualname__ = "impl_" + name.replace(".", "_")
     run.__doc__ = f"numpy implementation of {name}: ``impl(args, attrs, out_type)``."
