@@ -10,12 +10,14 @@ each H tap, then the H taps), in the same float type.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 from llvmlite import ir
 
 from ....op.impl._util import ints_n
 from ....op.impl.image import _taps
+from ....util import MEMORY_LIMIT
 from .context import attrs_of
 from .index import Index
 from .rules import rule
@@ -58,6 +60,11 @@ def _resize_check(call):
     layout = attrs.get("layout", "NCHW")
     if sorted(layout) != sorted("NCHW") or len(layout) != 4:
         return f"layout {layout!r}"
+    ty = call._checked_type
+    if math.prod(ty.shape) * np.dtype(ty.dtype).itemsize > MEMORY_LIMIT:
+        # its tap tables alone (one entry per output row and column) take minutes to emit;
+        # the interpreter's impl refuses such a result at once, with the same message
+        return "a result bigger than memory"
     return None
 
 
