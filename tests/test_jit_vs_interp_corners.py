@@ -239,3 +239,34 @@ def test_padding_a_scalar_with_no_widths_is_the_scalar(dtype):
     ref, out = both(f"def @main(%x: {dtype}) {{ nn.pad(%x, 0f, pad_width=[]) }}", x, native=False)
     assert_bits(ref, x)
     assert_bits(out, x)
+
+
+# --- maxima over windows and axes: NaN wins, the first of equal zeros wins ------------------
+
+ZEROS_AND_NAN = (np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0)
+X4 = tensor((1, 2, 4, 6), "float32")
+EXTREMES = {
+    "max_pool2d": f"def @main(%x: {X4}) {{ nn.max_pool2d(%x, pool_size=[2, 2]) }}",
+    "max_pool2d_pad": f"def @main(%x: {X4}) {{ nn.max_pool2d(%x, pool_size=[3, 3], padding=[1, 1]) }}",
+    "adaptive_max_pool2d": f"def @main(%x: {X4}) {{ nn.adaptive_max_pool2d(%x, output_size=[3, 4]) }}",
+    "global_max_pool2d": f"def @main(%x: {X4}) {{ nn.global_max_pool2d(%x) }}",
+    "max_min": f"def @main(%x: {X4}) {{ (max(%x, axis=[2, 3]), min(%x, axis=[3]), max(%x, axis=[1], keepdims=True)) }}",
+    "arg": f"def @main(%x: {X4}) {{ (argmax(%x, axis=[3]), argmin(%x, axis=[2, 3], select_last_index=True)) }}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXTREMES))
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_maxima_take_nan_and_the_first_zero(name, data):
+    x = data.draw(hnp.arrays("float32", (1, 2, 4, 6), elements=st.sampled_from(ZEROS_AND_NAN)))
+    ref, out = both(EXTREMES[name], x)
+    for r, o in zip(ref if isinstance(ref, tuple) else (ref,), out if isinstance(out, tuple) else (out,)):
+        assert_bits(r, o)
+
+
+def test_the_max_of_minus_zero_then_zero_is_minus_zero():
+    x = np.array([[-0.0, 0.0], [0.0, -0.0]], "float32")
+    ref, out = both(f"def @main(%x: {tensor((2, 2), 'float32')}) {{ max(%x, axis=[1]) }}", x)
+    assert_bits(ref, np.array([-0.0, 0.0], "float32"))
+    assert_bits(out, np.array([-0.0, 0.0], "float32"))

@@ -118,6 +118,22 @@ def highest(dt: np.dtype) -> Any:
     return np.finfo(dt).max
 
 
+def extreme(x: np.ndarray, axes: tuple, kind: str, keepdims: bool = False, **extra: Any) -> np.ndarray:
+    """``np.max`` / ``np.min`` over ``axes`` as the JIT's loop takes it: a NaN wins, and of
+    equal values the first in row-major order over ``axes`` -- which shows only for a zero,
+    since ``-0.0 == 0.0`` and numpy's vectorized reduction returns either sign."""
+    m = (np.max if kind == "max" else np.min)(x, axis=axes, keepdims=True, **extra)
+    if x.dtype.kind == "f" and x.size and (m == 0).any():
+        keep = [a for a in range(x.ndim) if a not in axes]
+        count = math.prod(x.shape[a] for a in axes)
+        flat = np.transpose(x, keep + list(axes)).reshape([x.shape[a] for a in keep] + [count])
+        first = np.argmax(flat == 0, axis=-1)[..., None]  # where m is 0, some element is
+        zero = np.take_along_axis(flat, first, -1)[..., 0]
+        kept = m.reshape(zero.shape)
+        m = np.where(kept == 0, zero, kept).reshape(m.shape)
+    return m if keepdims else np.squeeze(m, axis=axes)
+
+
 def int_divide(a: np.ndarray, b: np.ndarray, rounding: str) -> np.ndarray:
     """Integer division rounding ``"trunc"`` (C) or ``"floor"``; ``x / 0 == 0``.
 
@@ -313,6 +329,7 @@ def _wrap(name: str, fn: Impl) -> Impl:
 __all__ = [
     "convert",
     "divide_by_count",
+    "extreme",
     "finish",
     "highest",
     "impl",

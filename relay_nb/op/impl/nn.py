@@ -30,6 +30,7 @@ from ...errors import EvalError
 from ._util import (
     convert,
     divide_by_count,
+    extreme,
     impl,
     ints_n,
     is_float,
@@ -278,7 +279,7 @@ def pool_nd(x, kind, pool, strides, dilation, pads, ceil_mode, count_include_pad
     window_axes = tuple(range(2 + nd, 2 + 2 * nd))
     if kind == "max":
         padded = np.pad(x, widths, constant_values=lowest(dt)) if any(map(any, widths)) else x
-        return np.max(_windows(padded, span, strides, dilation), axis=window_axes)
+        return extreme(_windows(padded, span, strides, dilation), window_axes, "max")
     padded = np.pad(x, widths) if any(map(any, widths)) else x
     total = np.sum(_windows(padded, span, strides, dilation), axis=window_axes, dtype=dt)
     divisor = np.ones((), dtype=np.int64)
@@ -348,8 +349,9 @@ def adaptive_pool2d(x: np.ndarray, kind: str, size) -> np.ndarray:
         cols = np.stack([x[..., s:e].sum(axis=-1, dtype=dt) for s, e in zip(ws, we)], axis=-1)
         total = np.stack([cols[:, :, s:e].sum(axis=2, dtype=dt) for s, e in zip(hs, he)], axis=2)
         return divide_by_count(total, np.multiply.outer(he - hs, we - ws), dt)
-    cols_max = np.stack([x[..., s:e].max(axis=-1) for s, e in zip(ws, we)], axis=-1)
-    return np.stack([cols_max[:, :, s:e].max(axis=2) for s, e in zip(hs, he)], axis=2)
+    # first-wins maxima compose: the first of the first maxima of each row (see extreme)
+    cols_max = np.stack([extreme(x[..., s:e], (3,), "max") for s, e in zip(ws, we)], axis=-1)
+    return np.stack([extreme(cols_max[:, :, s:e], (2,), "max") for s, e in zip(hs, he)], axis=2)
 
 
 def _global_pool(kind):
@@ -361,7 +363,7 @@ def _global_pool(kind):
             y = divide_by_count(total, x.shape[2] * x.shape[3], x.dtype)
         else:
             extra = {"initial": lowest(x.dtype)} if x.shape[2] * x.shape[3] == 0 else {}
-            y = np.max(x, axis=(2, 3), keepdims=True, **extra)
+            y = extreme(x, (2, 3), "max", keepdims=True, **extra)
         return to_layout(y, "NCHW", attrs["out_layout"] or layout)
 
     return run

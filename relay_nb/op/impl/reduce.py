@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from ..reduce import reduce_axes
-from ._util import divide_by_count, highest, impl, known_dtype, lowest
+from ._util import divide_by_count, extreme, highest, impl, known_dtype, lowest
 
 
 def _axes(x, attrs):
@@ -60,18 +60,18 @@ def _mean(args, attrs, out):
     return divide_by_count(np.asarray(total), _count(x, axes), dt)
 
 
-def _extreme(fn, identity):
+def _extreme(kind, identity):
     def run(args, attrs, out):
         x = args[0]
         axes = _axes(x, attrs)
         extra = {"initial": identity(x.dtype)} if x.size == 0 or _count(x, axes) == 0 else {}
-        return fn(x, axis=axes, keepdims=attrs["keepdims"], **extra)
+        return extreme(x, axes, kind, attrs["keepdims"], **extra)
 
     return run
 
 
-impl("max")(_extreme(np.max, lowest))
-impl("min")(_extreme(np.min, highest))
+impl("max")(_extreme("max", lowest))
+impl("min")(_extreme("min", highest))
 
 
 @impl("all")
