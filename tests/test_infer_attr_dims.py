@@ -40,6 +40,22 @@ def test_negative_dims_from_attributes_are_type_errors_at_the_attribute(text, at
     assert "^" * len(attr) in str(err)
 
 
+@pytest.mark.parametrize(
+    ("text", "attr"),
+    [
+        ("def @main(%x: Tensor[(6), float32]) { split(%x, indices_or_sections=[3, 1]).1 }", "indices_or_sections=[3, 1]"),
+        ("def @main(%v: Tensor[(3), float32]) { tile(%v, reps=[-2]) }", "reps=[-2]"),
+        ("def @main(%v: Tensor[(3), float32]) { repeat(%v, repeats=-1, axis=0) }", "repeats=-1"),
+        ("def @main(%v: Tensor[(3), float32]) { expand_dims(%v, axis=0, num_newaxis=-1) }", "num_newaxis=-1"),
+    ],
+)
+def test_other_bad_attribute_values_point_at_the_attribute(text, attr):
+    with pytest.raises(relay.RelayTypeError) as info:
+        relay.transform.InferType()(relay.parse(text))
+    start = text.rindex(attr)
+    assert (info.value.column, info.value.span.end_column) == (start + 1, start + 1 + len(attr))
+
+
 def test_the_attribute_is_found_across_lines():
     text = 'def @main() {\n  %0 = zeros(shape=[3]);\n  add(%0, full(1f, shape=[2, -3],\n     dtype="float32"))\n}'
     with pytest.raises(relay.RelayTypeError) as info:

@@ -202,7 +202,7 @@ def _conv_rel(name: str, nd: int, transposed: bool = False):
         n, c = data.shape[dl["N"]], data.shape[dl["C"]]
         groups = attrs["groups"]
         if groups < 1:
-            raise RelayTypeError(f"groups must be >= 1, got {groups}")
+            raise AttrValueError("groups", f"groups must be >= 1, got {groups}")
         strides = as_tuple(attrs["strides"], nd, "strides")
         dilation = as_tuple(attrs["dilation"], nd, "dilation")
         pads = padding_pairs(attrs["padding"], nd, "padding")
