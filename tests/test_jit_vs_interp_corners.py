@@ -270,3 +270,30 @@ def test_the_max_of_minus_zero_then_zero_is_minus_zero():
     ref, out = both(f"def @main(%x: {tensor((2, 2), 'float32')}) {{ max(%x, axis=[1]) }}", x)
     assert_bits(ref, np.array([-0.0, 0.0], "float32"))
     assert_bits(out, np.array([-0.0, 0.0], "float32"))
+
+
+@pytest.mark.parametrize(
+    ("expr", "shape"),
+    [
+        ("nn.upsampling(%x, scale_h=2f, scale_w=2f)", (1, 1, 0, 3)),
+        ('nn.upsampling(%x, scale_h=2f, scale_w=2f, layout="NHWC")', (1, 0, 3, 2)),
+        ('nn.upsampling(%x, scale_h=2f, scale_w=2f, method="bilinear")', (0, 2, 3, 3)),
+        ("nn.upsampling(%x, scale_h=0.1f, scale_w=2f)", (1, 2, 3, 3)),
+    ],
+)
+def test_upsampling_to_an_empty_result(expr, shape):
+    # an empty input axis used to reach numpy's "integer modulo by zero" in the taps
+    ref, out = both(f"def @main(%x: {tensor(shape, 'float32')}) {{ {expr} }}", np.ones(shape, "float32"), native=False)
+    assert ref.size == 0
+    assert_bits(ref, out)
+
+
+@pytest.mark.parametrize("mode", ["edge", "reflect"])
+def test_edge_padding_with_an_empty_result_is_empty(mode):
+    # the padded axis has values; another axis is empty, so is the result
+    text = f'def @main(%x: {tensor((0, 3), "float32")}) {{ nn.pad(%x, 0f, pad_width=[[0, 0], [1, 1]], pad_mode="{mode}") }}'
+    ref, out = both(text, np.zeros((0, 3), "float32"), native=False)
+    assert ref.shape == (0, 5)
+    assert_bits(ref, out)
+    with pytest.raises(relay.EvalError, match="empty axis"):  # no edge value to copy
+        both(f'def @main(%x: {tensor((2, 0), "float32")}) {{ nn.pad(%x, 0f, pad_width=[[0, 0], [1, 1]], pad_mode="{mode}") }}', np.zeros((2, 0), "float32"))

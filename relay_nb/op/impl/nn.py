@@ -444,8 +444,11 @@ def _pad(args, attrs, out):
     if mode == "constant":
         return np.pad(x, widths, constant_values=convert(value.reshape(()), x.dtype))
     if mode in ("edge", "reflect"):
-        if x.size == 0 and any(map(any, widths)):
-            raise EvalError(f"{mode} padding of an empty tensor")
+        shape = [d + a + b for d, (a, b) in zip(x.shape, widths)]
+        if math.prod(shape) == 0:  # nothing to copy: an empty result
+            return np.zeros(shape, x.dtype)
+        if any(d == 0 and a + b for d, (a, b) in zip(x.shape, widths)):
+            raise EvalError(f"{mode} padding of an empty axis")
         return np.pad(x, widths, mode=mode)
     raise EvalError(f"pad_mode must be constant, edge or reflect, got {mode!r}")
 
@@ -470,4 +473,7 @@ def _upsampling(args, attrs, out):
     method = attrs["method"]
     method = {"bilinear": "linear", "bicubic": "cubic"}.get(method, method)
     mode = "align_corners" if attrs["align_corners"] else "asymmetric"
+    if x.size == 0 or 0 in size:  # nothing to interpolate (the taps of an empty axis divide by 0)
+        shape = [x.shape[perm[0]], x.shape[perm[1]], *size]
+        return to_layout(np.zeros(shape, x.dtype), "NCHW", layout)
     return resize2d(x, size, layout, method, mode, "")

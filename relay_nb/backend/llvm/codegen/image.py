@@ -78,8 +78,9 @@ def _emit_resize(kb, call, index, size, method, mode, rounding, alpha, exclude, 
     ft = np.dtype(np.float64) if kb.dt(x).name == "float64" else np.dtype(np.float32)
     roi = tuple(roi) if roi else (0.0, 0.0, 0.0, 0.0)
     args = (method, rounding, alpha, exclude)
-    ycoord, ytaps = _taps(oh, h, mode, *args, roi[0], roi[2], ft)
-    xcoord, xtaps = _taps(ow, w, mode, *args, roi[1], roi[3], ft)
+    with np.errstate(all="ignore"):  # as the impl runs it (an empty axis divides by 0)
+        ycoord, ytaps = _taps(oh, h, mode, *args, roi[0], roi[2], ft)
+        xcoord, xtaps = _taps(ow, w, mode, *args, roi[1], roi[3], ft)
     weighted = method != "nearest_neighbor"
     ytab, ftype = _axis_tables(kb, ytaps, ft, weighted)
     xtab, _ = _axis_tables(kb, xtaps, ft, weighted)
