@@ -49,6 +49,11 @@ def both(text: str, *args, native: bool = True) -> tuple:
     return ref, out
 
 
+def fields(v) -> tuple:
+    """A result as a tuple of arrays (a single array is one field)."""
+    return v if isinstance(v, tuple) else (v,)
+
+
 def assert_bits(ref, out) -> None:
     """Same shape, dtype, NaN places, values and signs (of everything but NaN)."""
     r, o = np.asarray(ref), np.asarray(out)
@@ -79,7 +84,8 @@ def test_binary_float_corners_and_huge_quotients(op, data):
     dtype = data.draw(st.sampled_from(FLOATS))
     shape = data.draw(st.sampled_from(SHAPES))
     a, b = data.draw(floats(dtype, shape)), data.draw(floats(dtype, shape))
-    ref, out = both(f"def @main(%a: {tensor(shape, dtype)}, %b: {tensor(shape, dtype)}) {{ {op}(%a, %b) }}", a, b)
+    t = tensor(shape, dtype)
+    ref, out = both(f"def @main(%a: {t}, %b: {t}) {{ {op}(%a, %b) }}", a, b)
     if op == "power":
         assert_same(ref, out)
         np.testing.assert_array_equal(np.signbit(out[out == 0]), np.signbit(ref[out == 0]))
@@ -90,7 +96,8 @@ def test_binary_float_corners_and_huge_quotients(op, data):
         assert np.all(np.abs(ref[finite]) <= np.abs(b[finite]))
 
 
-EXACT_UNARY = ("negative", "abs", "sign", "floor", "ceil", "round", "trunc", "sqrt", "nn.relu", "copy")
+EXACT_UNARY = ("negative", "abs", "sign", "floor", "ceil", "round", "trunc", "sqrt", "nn.relu",
+               "copy")  # fmt: skip
 TOLERANT_UNARY = ("exp", "log", "tanh", "sigmoid", "erf", "rsqrt", "sin", "atan")
 
 
@@ -114,7 +121,8 @@ def test_remainders_of_huge_quotients_are_exact(dtype):
     a = np.array([1e9, -1e9, 1e30, 7.0, -4.0], dtype)
     b = np.array([3.0, 3.0, -3.0, -2.0, 2.0], dtype)
     for op, want in (("trunc_mod", np.fmod(a, b)), ("floor_mod", np.remainder(a, b))):
-        ref, out = both(f"def @main(%a: {tensor((5,), dtype)}, %b: {tensor((5,), dtype)}) {{ {op}(%a, %b) }}", a, b)
+        t = tensor((5,), dtype)
+        ref, out = both(f"def @main(%a: {t}, %b: {t}) {{ {op}(%a, %b) }}", a, b)
         assert_bits(ref, want)
         assert_bits(out, want)
 
@@ -132,12 +140,14 @@ def test_power_one_half_is_c_pow_at_minus_inf_and_minus_zero(exponent):
     # numpy computes a scalar exponent 0.5 as sqrt (NaN at -inf, -0.0 at -0.0); C pow does not
     x = np.array([-np.inf, -0.0, 0.0, 4.0], "float32")
     e = np.full(4, 0.5, "float32")
-    text = f"def @main(%x: {tensor((4,), 'float32')}, %e: {tensor((4,), 'float32')}) {{ power(%x, {exponent}) }}"
+    t = tensor((4,), "float32")
+    text = f"def @main(%x: {t}, %e: {t}) {{ power(%x, {exponent}) }}"
     ref, out = both(text, x, e)
     want = np.array([np.inf, 0.0, 0.0, 2.0], "float32")
     assert_bits(ref, want)
     assert_bits(out, want)
-    scalar = relay.create_executor("interpreter", mod=relay.parse("def @main(%x: float32) { power(%x, 0.5f) }"))
+    scalar_mod = relay.parse("def @main(%x: float32) { power(%x, 0.5f) }")
+    scalar = relay.create_executor("interpreter", mod=scalar_mod)
     assert_bits(scalar.evaluate()(np.float32(-np.inf)), np.float32(np.inf))
 
 
@@ -146,18 +156,21 @@ def test_power_one_half_is_c_pow_at_minus_inf_and_minus_zero(exponent):
 NCHW = (1, 2, 4, 5)
 BOOL_PROGRAMS = {
     # add on bool is OR (numpy's True + True): bias_add and the average pools follow it
-    "bias_add": f"def @main(%x: {tensor(NCHW, 'bool')}, %b: {tensor((2,), 'bool')}) {{ nn.bias_add(%x, %b) }}",
+    "bias_add": f"def @main(%x: {tensor(NCHW, 'bool')}, %b: {tensor((2,), 'bool')}) "
+    "{ nn.bias_add(%x, %b) }",
     "avg_pool2d": f"def @main(%x: {tensor(NCHW, 'bool')}) {{ nn.avg_pool2d(%x, pool_size=[2, 2]) }}",
     "avg_pool2d_pad": f"def @main(%x: {tensor(NCHW, 'bool')}) "
     "{ nn.avg_pool2d(%x, pool_size=[3, 3], strides=[2, 1], padding=[1, 1], count_include_pad=True) }",
-    "adaptive_avg_pool2d": f"def @main(%x: {tensor(NCHW, 'bool')}) {{ nn.adaptive_avg_pool2d(%x, output_size=[3, 2]) }}",
+    "adaptive_avg_pool2d": f"def @main(%x: {tensor(NCHW, 'bool')}) "
+    "{ nn.adaptive_avg_pool2d(%x, output_size=[3, 2]) }",
     "global_avg_pool2d": f"def @main(%x: {tensor(NCHW, 'bool')}) {{ nn.global_avg_pool2d(%x) }}",
     # the difference from the mean is XOR, as in the JIT's i1 arithmetic
     "variance": f"def @main(%x: {tensor(NCHW, 'bool')}) "
     "{ variance(%x, mean(%x, axis=[2, 3], keepdims=True), axis=[2, 3]) }",
     "variance_unbiased_of_one": f"def @main(%x: {tensor(NCHW, 'bool')}) "
     "{ variance(%x, any(%x, axis=[1], keepdims=True), axis=[0], unbiased=True) }",
-    "add_sum_max": f"def @main(%x: {tensor(NCHW, 'bool')}) {{ (add(%x, %x), sum(%x, axis=[3]), max(%x, axis=[1])) }}",
+    "add_sum_max": f"def @main(%x: {tensor(NCHW, 'bool')}) "
+    "{ (add(%x, %x), sum(%x, axis=[3]), max(%x, axis=[1])) }",
 }
 
 
@@ -166,17 +179,21 @@ BOOL_PROGRAMS = {
 @given(data=st.data())
 def test_bool_tensors(name, data):
     text = BOOL_PROGRAMS[name]
-    shapes = [tuple(p.checked_type.shape) for p in relay.transform.InferType()(relay.parse(text))["main"].params]
+    params = relay.transform.InferType()(relay.parse(text))["main"].params
+    shapes = [tuple(p.checked_type.shape) for p in params]
     args = [data.draw(hnp.arrays(bool, s)) for s in shapes]
     ref, out = both(text, *args)
-    for r, o in zip(ref if isinstance(ref, tuple) else (ref,), out if isinstance(out, tuple) else (out,)):
+    for r, o in zip(fields(ref), fields(out)):
         assert r.dtype == bool
         assert_bits(r, o)
 
 
 def test_bool_bias_add_and_average_are_or():
     x = np.ones((1, 2, 2, 2), bool)
-    text = f"def @main(%x: {tensor((1, 2, 2, 2), 'bool')}, %b: {tensor((2,), 'bool')}) {{ (nn.bias_add(%x, %b), nn.avg_pool2d(%x, pool_size=[2, 2])) }}"
+    text = (
+        f"def @main(%x: {tensor((1, 2, 2, 2), 'bool')}, %b: {tensor((2,), 'bool')}) "
+        "{ (nn.bias_add(%x, %b), nn.avg_pool2d(%x, pool_size=[2, 2])) }"
+    )
     ref, out = both(text, x, np.ones(2, bool))
     for r, o in zip(ref, out):
         assert r.all() and o.all()  # True + True is True, not a wrapped False
@@ -201,7 +218,10 @@ def test_one_nan_poisons_only_its_own_windows():
     x[0, 0, 0, 0] = np.nan
     text = f"def @main(%x: {tensor(x.shape, 'float32')}) {{ nn.adaptive_avg_pool2d(%x, output_size=[2, 2]) }}"
     ref, out = both(text, x)
-    want = np.array([[np.nan, x[0, 0, :3, 3:].mean()], [x[0, 0, 2:, :4].mean(), x[0, 0, 2:, 3:].mean()]], "float32")
+    plane = x[0, 0]  # windows: rows [0, 3) and [2, 5), columns [0, 4) and [3, 7)
+    want = np.array(
+        [[np.nan, plane[:3, 3:].mean()], [plane[2:, :4].mean(), plane[2:, 3:].mean()]], "float32"
+    )
     np.testing.assert_allclose(ref[0, 0], want)
     np.testing.assert_allclose(out[0, 0], want)
 
@@ -226,7 +246,7 @@ EMPTY_PROGRAMS = [
 @pytest.mark.parametrize(("expr", "shape"), EMPTY_PROGRAMS)
 def test_empty_shapes_and_empty_axes(expr, shape):
     ref, out = both(f"def @main(%x: {tensor(shape, 'float32')}) {{ {expr} }}", np.zeros(shape, "float32"))
-    for r, o in zip(ref if isinstance(ref, tuple) else (ref,), out if isinstance(out, tuple) else (out,)):
+    for r, o in zip(fields(ref), fields(out)):
         assert_bits(r, o)
     if expr.startswith("arg"):
         assert np.all(ref == -1)
@@ -261,7 +281,7 @@ EXTREMES = {
 def test_maxima_take_nan_and_the_first_zero(name, data):
     x = data.draw(hnp.arrays("float32", (1, 2, 4, 6), elements=st.sampled_from(ZEROS_AND_NAN)))
     ref, out = both(EXTREMES[name], x)
-    for r, o in zip(ref if isinstance(ref, tuple) else (ref,), out if isinstance(out, tuple) else (out,)):
+    for r, o in zip(fields(ref), fields(out)):
         assert_bits(r, o)
 
 

@@ -284,7 +284,8 @@ def split_rel(inputs, attrs, reporter):
     for index in ios:
         if index <= begin:
             raise AttrValueError(
-                "indices_or_sections", f"indices {list(ios)} must be positive and strictly increasing"
+                "indices_or_sections",
+                f"indices {list(ios)} must be positive and strictly increasing",
             )
         parts.append(part(index - begin))
         begin = index

@@ -18,7 +18,8 @@ node's ``checked_type``; a rule drops an operand only if evaluating it writes no
 reference; floating-point results are bit-for-bit unchanged (up to the sign of a zero:
 ``-0 + 0`` is ``+0``), which is why ``x * 0 -> 0`` is for integers only (``inf * 0`` is
 NaN).  A rule that holds for one dtype only checks it: ``x && x -> x`` needs ``bool``
-(on numbers the logical ops give 0/1), ``x + -y -> x - y`` excludes it.  Untouched subtrees are the same objects, a DAG stays a DAG, no recursion per node.
+(on numbers the logical ops give 0/1), ``x + -y -> x - y`` excludes it.  Untouched
+subtrees are the same objects, a DAG stays a DAG, no recursion per node.
 """
 
 from __future__ import annotations

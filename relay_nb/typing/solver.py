@@ -234,7 +234,9 @@ def relation_error(e: Exception, rel: Any, label: str, node: Any) -> RelayError:
             return e
         span = _span(node)
         attr = getattr(e, "attr", None)  # an AttrValueError: point at that attribute
-        return RelayTypeError(f"{label}: {e.message}", attr_span(span, attr) if attr else span, e.notes)
+        if attr:
+            span = attr_span(span, attr)
+        return RelayTypeError(f"{label}: {e.message}", span, e.notes)
     if isinstance(e, UnifyError):
         return RelayTypeError(f"{label}: {e.reason}", _span(node))
     if isinstance(e, RelayError):
@@ -255,6 +257,10 @@ def _span(node: Any) -> Any:
 
 
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c in "_."
 
 
 def attr_span(span: Any, name: str) -> Any:
@@ -279,7 +285,7 @@ def attr_span(span: Any, name: str) -> Any:
             depth += 1
         elif c in ")]}":
             depth -= 1
-        elif depth == 1 and text.startswith(name, i) and not (text[i - 1].isalnum() or text[i - 1] in "_."):
+        elif depth == 1 and text.startswith(name, i) and not _word_char(text[i - 1]):
             j = i + len(name)
             while j < hi and text[j] == " ":
                 j += 1

@@ -118,7 +118,9 @@ def highest(dt: np.dtype) -> Any:
     return np.finfo(dt).max
 
 
-def extreme(x: np.ndarray, axes: tuple, kind: str, keepdims: bool = False, **extra: Any) -> np.ndarray:
+def extreme(
+    x: np.ndarray, axes: tuple, kind: str, keepdims: bool = False, **extra: Any
+) -> np.ndarray:
     """``np.max`` / ``np.min`` over ``axes`` as the JIT's loop takes it: a NaN wins, and of
     equal values the first in row-major order over ``axes`` -- which shows only for a zero,
     since ``-0.0 == 0.0`` and numpy's vectorized reduction returns either sign."""

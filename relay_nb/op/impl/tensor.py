@@ -66,7 +66,8 @@ def float_power(a, b):
     sqrt_edge = (b == 0.5) & ((a == 0) | (a == -np.inf))
     if not sqrt_edge.any():
         return r
-    return np.abs(a) if np.ndim(r) == 0 else np.where(sqrt_edge, np.abs(a), r)  # scalars stay scalars
+    # a scalar (the interpreter's fast path) stays a numpy scalar
+    return np.abs(a) if np.ndim(r) == 0 else np.where(sqrt_edge, np.abs(a), r)
 
 
 def _power(a, b):

@@ -154,4 +154,7 @@ def logical(kb, op: str, a: ir.Value, b_: ir.Value) -> ir.Value:
     return {"and": b.and_, "or": b.or_, "xor": b.xor}[op](a, b_)
 
 
-__all__ = ["I1", "compare", "convert", "int_divide", "int_mod", "int_power", "logical", "plus", "shift", "truthy", "tvm_max", "tvm_min"]
+__all__ = [
+    "I1", "compare", "convert", "int_divide", "int_mod", "int_power", "logical", "plus", "shift",
+    "truthy", "tvm_max", "tvm_min",
+]  # fmt: skip
