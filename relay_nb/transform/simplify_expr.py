@@ -15,9 +15,10 @@ Invariants: a rule never changes the type of what it rewrites — ``x * 1 -> x``
 when ``x`` already has the product's shape and dtype (``1`` may broadcast ``x`` to a
 bigger shape), shape rules only on static shapes — so every new node gets the replaced
 node's ``checked_type``; a rule drops an operand only if evaluating it writes no
-reference; floating-point results are bit-for-bit unchanged (up to the sign of a zero:
-``-0 + 0`` is ``+0``), which is why ``x * 0 -> 0`` is for integers only (``inf * 0`` is
-NaN).  A rule that holds for one dtype only checks it: ``x && x -> x`` needs ``bool``
+reference; floating-point results are bit-for-bit unchanged, signs of zeros included
+(``1 / x`` shows them), which is why ``x * 0 -> 0`` is for integers only (``inf * 0`` is
+NaN) and why on floats ``x + 0 -> x`` needs the zero to be ``-0.0`` (``-0.0 + 0.0`` is
+``+0.0``) and ``x - 0 -> x`` needs ``+0.0``.  A rule that holds for one dtype only checks it: ``x && x -> x`` needs ``bool``
 (on numbers the logical ops give 0/1), ``x + -y -> x - y`` excludes it.  Untouched
 subtrees are the same objects, a DAG stays a DAG, no recursion per node.
 """
@@ -117,6 +118,28 @@ def identity_transpose(m: Match) -> Expr | None:
     )
 
 
+def _zero_sign(e: Expr) -> str | None:
+    """``"-"`` if ``e`` (a zero, see :data:`ZERO`) is all ``-0.0``, ``"+"`` if all ``+0.0``
+    (``zeros``/``zeros_like`` too), None when the signs are mixed."""
+    if type(e) is not Constant:
+        return "+"
+    signs = np.signbit(e.data)
+    return "-" if signs.all() else ("+" if not signs.any() else None)
+
+
+def keep_x_with_zero(zero_at: int, sign: str) -> Callable[[Match], Expr | None]:
+    """``keep_x`` for ``x + 0`` / ``x - 0``: on floats only with the zero that keeps ``x``'s
+    zeros, ``sign`` (``x + -0.0`` and ``x - +0.0`` are ``x`` for every ``x``)."""
+
+    def rule(m: Match) -> Expr | None:
+        out = keep_x(m)
+        if out is None or np.dtype(_static(m["e"]).dtype).kind != "f":  # type: ignore[union-attr]
+            return out
+        return out if _zero_sign(m["e"].args[zero_at]) == sign else None
+
+    return rule
+
+
 def keep_bool_x(m: Match) -> Expr | None:
     """``x``, for the logical ops only on ``bool``: on numbers they return 0/1, not ``x``."""
     t = _static(m["x"])
@@ -192,9 +215,9 @@ RESHAPES = "reshape|squeeze|expand_dims|nn.batch_flatten"
 RULES: list[tuple[Any, Callable[[Match], Expr | None]]] = [
     (("multiply:e", "x", ONE), keep_x),  # x * 1 -> x
     (("multiply:e", ONE, "x"), keep_x),  # 1 * x -> x
-    (("add:e", "x", ZERO), keep_x),  # x + 0 -> x
-    (("add:e", ZERO, "x"), keep_x),  # 0 + x -> x
-    (("subtract:e", "x", ZERO), keep_x),  # x - 0 -> x
+    (("add:e", "x", ZERO), keep_x_with_zero(1, "-")),  # x + 0 -> x   (floats: -0.0 only)
+    (("add:e", ZERO, "x"), keep_x_with_zero(0, "-")),  # 0 + x -> x   (floats: -0.0 only)
+    (("subtract:e", "x", ZERO), keep_x_with_zero(1, "+")),  # x - 0 -> x   (floats: +0.0 only)
     (("divide:e", "x", ONE), keep_x),  # x / 1 -> x
     (("power:e", "x", ONE), keep_x),  # x ** 1 -> x
     (("multiply:e", "x", ZERO), int_zeros),  # x * 0 -> zeros   (integers only)
