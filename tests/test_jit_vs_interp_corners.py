@@ -22,7 +22,7 @@ from jit_testing import assert_native, assert_same, tensor
 import relay_nb as relay
 from relay_nb.backend.llvm.executor import JITExecutor
 
-PROPS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 FLOATS = ("float32", "float64")
 SHAPES = ((7,), (0,), (2, 0), (2, 3))
@@ -317,3 +317,22 @@ def test_edge_padding_with_an_empty_result_is_empty(mode):
     assert_bits(ref, out)
     with pytest.raises(relay.EvalError, match="empty axis"):  # no edge value to copy
         both(f'def @main(%x: {tensor((2, 0), "float32")}) {{ nn.pad(%x, 0f, pad_width=[[0, 0], [1, 1]], pad_mode="{mode}") }}', np.zeros((2, 0), "float32"))
+
+
+BOOL_BINARY = ("add", "multiply", "maximum", "minimum", "logical_and", "logical_or", "logical_xor",
+               "bitwise_and", "bitwise_or", "bitwise_xor", "equal", "less")  # fmt: skip
+BOOL_UNARY = ("negative", "abs", "sign", "logical_not", "copy", "floor", "nn.relu", "isnan")
+
+
+@pytest.mark.parametrize("op", BOOL_BINARY + BOOL_UNARY)
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_bool_elementwise(op, data):
+    shape = data.draw(st.sampled_from(SHAPES))
+    a, b = data.draw(hnp.arrays(bool, shape)), data.draw(hnp.arrays(bool, shape))
+    t = tensor(shape, "bool")
+    if op in BOOL_UNARY:
+        ref, out = both(f"def @main(%a: {t}) {{ {op}(%a) }}", a)
+    else:
+        ref, out = both(f"def @main(%a: {t}, %b: {t}) {{ {op}(%a, %b) }}", a, b)
+    assert_bits(ref, out)
