@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 from typing import Iterator
 
 
@@ -25,3 +26,24 @@ def paused_gc() -> Iterator[None]:
         yield
     finally:
         gc.enable()
+
+
+def memory_limit() -> int:
+    """Bytes one call may allocate: the machine's physical memory.  Both executors refuse
+    a result bigger than this with the same message (see :func:`too_big`)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 1 << 40
+
+
+MEMORY_LIMIT = memory_limit()
+
+
+def gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def too_big(nbytes: int, what: str = "its results") -> str:
+    """The message for a result that cannot fit: ``needs 37.3 GiB for its results, ...``."""
+    return f"needs {gib(nbytes)} for {what}, more than this machine's {gib(MEMORY_LIMIT)} of memory"

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relay_nb.errors import EvalError
 from relay_nb.ir.ty import TensorType
 from relay_nb.op.registry import get_column, make_attrs
 
@@ -150,9 +149,12 @@ def test_argmax_over_several_axes_is_flat_index_of_those_axes():
         assert got[j] == best_idx
 
 
-def test_argmax_of_nothing_is_an_error():
-    with pytest.raises(EvalError):
-        run("argmax", np.zeros((0, 3)), axis=[0])
+def test_argmax_of_nothing_is_minus_one_as_in_tvm():
+    # TVM's argmax/argmin reducers start from index -1; the kept axes keep their shape
+    assert run("argmax", np.zeros((0, 3)), axis=[0]).tolist() == [-1, -1, -1]
+    assert run("argmin", np.zeros((0, 3)), axis=[0], keepdims=True).tolist() == [[-1, -1, -1]]
+    # a non-empty reduction with an empty kept axis is an empty result, not an error
+    assert run("argmin", np.zeros((2, 0)), axis=[1], exclude=True).shape == (0,)
 
 
 def test_variance():

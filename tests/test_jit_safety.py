@@ -99,10 +99,9 @@ def test_zero_size_tensors(text, shapes):
     check(text, *args)
 
 
-def test_softmax_over_an_empty_axis_is_the_interpreters_error():
-    text = "def @main(%x: Tensor[(3, 0), float32]) { nn.softmax(%x) }"
-    with pytest.raises(relay.EvalError, match="zero-size array"):
-        jit(text)(np.zeros((3, 0), "float32"))
+def test_softmax_over_an_empty_axis_is_an_empty_result():
+    # no element to normalize: an empty (3, 0) answer in both executors, compiled
+    check("def @main(%x: Tensor[(3, 0), float32]) { nn.softmax(%x) }", np.zeros((3, 0), "float32"))
 
 
 def test_huge_results_are_a_clean_error_not_a_crash():

@@ -31,7 +31,7 @@ def test_rules_golden(golden):
     before = typed(
         """
         def @main(%x: Tensor[(2, 3), float32], %i: Tensor[(2, 3), int32]) {
-          %0 = add(0f, multiply(%x, 1f));
+          %0 = add(-0f, multiply(%x, 1f));
           %1 = divide(subtract(%0, 0f), 1f);
           %2 = reshape(reshape(%1, newshape=[6]), newshape=[3, 2]);
           %3 = transpose(transpose(%x, axes=[1, 0]), axes=[1, 0]);
@@ -69,11 +69,82 @@ def test_rules_golden(golden):
         'def @main(%x: Tensor[(2), float32]) { cast(cast(%x, dtype="int8"), dtype="float32") }',
         # reversing two different axes is not the identity
         "def @main(%x: Tensor[(2, 2), float32]) { reverse(reverse(%x, axis=0), axis=1) }",
+        # -0.0 + 0.0 is +0.0 and -0.0 - -0.0 is +0.0: not x
+        "def @main(%x: Tensor[(3), float32]) { add(%x, 0f) }",
+        "def @main(%x: Tensor[(3), float64]) { add(zeros(shape=[3], dtype=\"float64\"), %x) }",
+        "def @main(%x: Tensor[(3), float32]) { subtract(%x, -0f) }",
+        # the logical ops on numbers return 0/1, not x
+        "def @main(%x: Tensor[(3), float32]) { logical_and(%x, %x) }",
+        "def @main(%x: Tensor[(3), int32]) { logical_or(%x, %x) }",
+        "def @main(%x: Tensor[(3), float32]) { logical_not(logical_not(%x)) }",
+        # bool: negative is NOT, add is OR, subtract is an error
+        "def @main(%x: Tensor[(2), bool], %y: Tensor[(2), bool]) { add(%x, negative(%y)) }",
+        "def @main(%x: Tensor[(2), bool], %y: Tensor[(2), bool]) { subtract(%x, negative(%y)) }",
+        # int64 -> float64 rounds above 2**53
+        'def @main(%x: Tensor[(2), int64]) { cast(cast(%x, dtype="float64"), dtype="int64") }',
+        # through a float a too-wide int saturates, directly it wraps
+        'def @main(%x: Tensor[(2), int32]) { cast(cast(%x, dtype="float64"), dtype="int8") }',
     ],
 )
 def test_rules_respect_types_and_values(text):
     mod = typed(text)
     assert SimplifyExpr()(mod)["main"] is mod["main"]
+
+
+@pytest.mark.parametrize(
+    ("text", "args"),
+    [
+        ("def @main(%x: Tensor[(3), float32]) { logical_and(%x, %x) }", [[0, 2.5, -1]]),
+        ("def @main(%x: Tensor[(3), float32]) { logical_not(logical_not(%x)) }", [[0, 2.5, -1]]),
+        (
+            "def @main(%x: Tensor[(2), bool], %y: Tensor[(2), bool]) { add(%x, negative(%y)) }",
+            [[True, False], [True, True]],
+        ),
+        (
+            'def @main(%x: Tensor[(2), int64]) { cast(cast(%x, dtype="float64"), dtype="int64") }',
+            [[2**62 + 1, 3]],
+        ),
+        ("def @main(%x: Tensor[(2), float32]) { divide(1f, add(%x, 0f)) }", [[-0.0, 1.0]]),
+        (
+            'def @main(%x: Tensor[(2), int32]) { cast(cast(%x, dtype="float64"), dtype="int8") }',
+            [[300, 3]],
+        ),
+    ],
+)
+def test_rules_keep_values_at_every_opt_level(text, args):
+    mod = typed(text)
+    xs = [np.array(a, dtype=p.checked_type.dtype) for a, p in zip(args, mod["main"].params)]
+    want = relay.create_executor("interpreter", mod=mod).evaluate()(*xs)
+    for level in (0, 3):
+        with relay.transform.PassContext(opt_level=level):
+            out = relay.create_executor("interpreter", mod=SimplifyExpr()(mod)).evaluate()(*xs)
+        np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "def @main(%x: Tensor[(3), float32]) { add(%x, -0f) }",
+        "def @main(%x: Tensor[(3), float32]) { subtract(%x, 0f) }",
+        "def @main(%x: Tensor[(3), int32]) { add(0, %x) }",
+    ],
+)
+def test_zero_rules_that_keep_every_zero_sign_still_fire(text):
+    assert isinstance(simplified_body(text), Var)
+
+
+def test_logical_rules_still_fire_on_bool():
+    body = simplified_body(
+        "def @main(%b: Tensor[(3), bool]) { logical_or(logical_not(logical_not(%b)), %b) }"
+    )
+    assert isinstance(body, Var)
+
+
+def test_exact_casts_still_collapse():
+    body = simplified_body(
+        'def @main(%x: Tensor[(2), int16]) { cast(cast(%x, dtype="float32"), dtype="int32") }'
+    )
+    assert body.op.name == "cast" and isinstance(body.args[0], Var)  # int16 fits float32 and int32
 
 
 def test_the_scalar_one_broadcasts_but_keeps_the_type():
@@ -114,7 +185,7 @@ def test_untouched_subtrees_are_the_same_objects_and_sharing_is_kept():
         def @main(%x: Tensor[(4), float32]) {
           %0 = exp(%x);
           %1 = tanh(%0);
-          %2 = add(multiply(%0, 1f), 0f);
+          %2 = subtract(multiply(%0, 1f), 0f);
           (%1, %2, %2)
         }
         """

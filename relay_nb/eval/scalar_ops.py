@@ -27,6 +27,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..op.impl._util import convert
+from ..op.impl.tensor import float_power
 
 
 @dataclass(frozen=True)
@@ -84,14 +85,6 @@ def _float_trunc_div(a: Any, b: Any) -> Any:
     return np.trunc(a / b)
 
 
-def _float_floor_mod(a: Any, b: Any) -> Any:
-    return a - np.floor(a / b) * b
-
-
-def _float_trunc_mod(a: Any, b: Any) -> Any:
-    return a - np.trunc(a / b) * b
-
-
 def _float_mod(a: Any, b: Any) -> Any:
     return np.fmod(a, b)
 
@@ -109,9 +102,9 @@ _SAME_DTYPE: dict[str, list[tuple[str, Any]]] = {
     "floor_divide": [("f", _float_floor_div), (_INT, _int_div(floor=True))],
     "trunc_divide": [("f", _float_trunc_div), (_INT, _int_div(floor=False))],
     "mod": [("f", _float_mod), (_INT, _int_mod(floor=False))],
-    "floor_mod": [("f", _float_floor_mod), (_INT, _int_mod(floor=True))],
-    "trunc_mod": [("f", _float_trunc_mod), (_INT, _int_mod(floor=False))],
-    "power": [("f", np.power), (_INT, _int_power)],  # the ufunc: scalar ** differs on -0.0
+    "floor_mod": [("f", np.remainder), (_INT, _int_mod(floor=True))],  # exact, see op.impl.tensor
+    "trunc_mod": [("f", _float_mod), (_INT, _int_mod(floor=False))],
+    "power": [("f", float_power), (_INT, _int_power)],  # not **: that differs on -0.0
     # TVM's max/min: a > b ? a : b (a NaN in a gives b).
     "maximum": [(_NUM + _BOOL, "({0} if {0} > {1} else {1})")],
     "minimum": [(_NUM + _BOOL, "({0} if {0} < {1} else {1})")],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import RelayTypeError
 from ..ir.expr import Expr
 from ..ir.ty import TensorType
-from ..typing.relations import forward_relation
+from ..typing.relations import check_dims, forward_relation
 from ._common import as_tuple, call, layout_axes, register, schema, tensor, type_text
 from .registry import OpPattern
 
@@ -26,6 +26,7 @@ def resize2d_rel(inputs, attrs, reporter):
     if attrs["size"] is None:
         raise RelayTypeError("size must be given")
     h, w = as_tuple(attrs["size"], 2, "size")
+    check_dims((h, w), "size")
     shape = list(data.shape)
     shape[ax["H"]], shape[ax["W"]] = h, w
     return TensorType(tuple(shape), attrs["out_dtype"] or data.dtype)

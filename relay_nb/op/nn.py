@@ -11,10 +11,19 @@ also *assign* the parameter types they imply, so an unannotated weight gets its 
 
 from __future__ import annotations
 
+import math
+
 from ..errors import RelayTypeError
 from ..ir.expr import Expr, TupleWrapper
 from ..ir.ty import Any, TensorType, TupleType
-from ..typing.relations import broadcast_shapes, forward_relation, is_known, shape_text
+from ..typing.relations import (
+    AttrValueError,
+    broadcast_shapes,
+    check_dims,
+    forward_relation,
+    is_known,
+    shape_text,
+)
 from ._common import (
     as_tuple,
     call,
@@ -193,7 +202,7 @@ def _conv_rel(name: str, nd: int, transposed: bool = False):
         n, c = data.shape[dl["N"]], data.shape[dl["C"]]
         groups = attrs["groups"]
         if groups < 1:
-            raise RelayTypeError(f"groups must be >= 1, got {groups}")
+            raise AttrValueError("groups", f"groups must be >= 1, got {groups}")
         strides = as_tuple(attrs["strides"], nd, "strides")
         dilation = as_tuple(attrs["dilation"], nd, "dilation")
         pads = padding_pairs(attrs["padding"], nd, "padding")
@@ -256,6 +265,8 @@ def _conv_rel(name: str, nd: int, transposed: bool = False):
             before, after = pads[i]
             if transposed:
                 out[a] = (size - 1) * strides[i] - before - after + span + extra[i]
+                key = "output_padding" if extra[i] < 0 else "padding"
+                check_dims([out[a]], key, f"{key} {list(attrs[key])} on axis {a}")
             else:
                 out[a] = (size + before + after - span) // strides[i] + 1
             if out[a] <= 0:
@@ -328,6 +339,7 @@ def _global_pool_rel(name: str, adaptive: bool = False):
             hw = (data.shape[ax["H"]], data.shape[ax["W"]])
         else:
             hw = as_tuple(size, 2, "output_size")
+            check_dims(hw, "output_size")
         out = {"N": data.shape[ax["N"]], "C": data.shape[ax["C"]], "H": hw[0], "W": hw[1]}
         return TensorType(tuple(out[a] for a in out_layout), data.dtype)
 
@@ -386,8 +398,11 @@ def _upsampling_rel(inputs, attrs, reporter):
             f"method must be nearest_neighbor, bilinear or bicubic, got {attrs['method']!r}"
         )
     shape = list(data.shape)
-    shape[ax["H"]] = _scaled(shape[ax["H"]], attrs["scale_h"])
-    shape[ax["W"]] = _scaled(shape[ax["W"]], attrs["scale_w"])
+    for axis, key in (("H", "scale_h"), ("W", "scale_w")):
+        scale = attrs[key]
+        if not (math.isfinite(scale) and scale >= 0):  # a size times -1 or inf is no size
+            raise AttrValueError(key, f"{key} must be a finite number >= 0, got {scale}")
+        shape[ax[axis]] = _scaled(shape[ax[axis]], scale)
     return TensorType(tuple(shape), data.dtype)
 
 

@@ -15,6 +15,7 @@ from ..typing.relations import (
     broadcast_comp_rel,
     broadcast_rel,
     broadcast_shapes,
+    check_dims,
     forward_relation,
     is_known,
 )
@@ -66,12 +67,14 @@ def _scalar(t, what):
 @forward_relation("InitOp")
 def init_rel(inputs, attrs, reporter):
     """zeros / ones: the shape and dtype come from the attributes (float32 by default)."""
+    check_dims(attrs["shape"], "shape")
     return TensorType(tuple(attrs["shape"]), attrs["dtype"] or "float32")
 
 
 @forward_relation("Full")
 def full_rel(inputs, attrs, reporter):
     fill = _scalar(inputs[0], "fill_value")
+    check_dims(attrs["shape"], "shape")
     return TensorType(tuple(attrs["shape"]), attrs["dtype"] or fill.dtype)
 
 

@@ -12,7 +12,7 @@ import re
 
 from ..errors import RelayTypeError
 from ..ir.ty import Any, TensorType, TupleType
-from ..typing.relations import forward_relation, shape_text
+from ..typing.relations import AttrValueError, check_dims, forward_relation, shape_text
 from ._common import (
     broadcasts_to,
     is_int_dtype,
@@ -197,7 +197,7 @@ def expand_dims_rel(inputs, attrs, reporter):
     data = tensor(inputs[0], "data")
     n = attrs["num_newaxis"]
     if n < 0:
-        raise RelayTypeError(f"num_newaxis must be >= 0, got {n}")
+        raise AttrValueError("num_newaxis", f"num_newaxis must be >= 0, got {n}")
     at = norm_axis(attrs["axis"], len(data.shape), extra=1)
     return TensorType(data.shape[:at] + (1,) * n + data.shape[at:], data.dtype)
 
@@ -283,7 +283,10 @@ def split_rel(inputs, attrs, reporter):
     parts, begin = [], 0
     for index in ios:
         if index <= begin:
-            raise RelayTypeError(f"indices {list(ios)} must be positive and strictly increasing")
+            raise AttrValueError(
+                "indices_or_sections",
+                f"indices {list(ios)} must be positive and strictly increasing",
+            )
         parts.append(part(index - begin))
         begin = index
     if is_static(dim) and begin >= dim:
@@ -367,6 +370,7 @@ def _broadcast_to(data: TensorType, shape: tuple, op: str) -> TensorType:
 
 @forward_relation("BroadCastTo")
 def broadcast_to_rel(inputs, attrs, reporter):
+    check_dims(attrs["shape"], "shape")
     return _broadcast_to(tensor(inputs[0], "data"), tuple(attrs["shape"]), "broadcast_to")
 
 
@@ -390,7 +394,7 @@ def tile_rel(inputs, attrs, reporter):
     data = tensor(inputs[0], "data")
     reps = tuple(attrs["reps"])
     if any(r <= 0 for r in reps):
-        raise RelayTypeError(f"reps {list(reps)} must all be positive")
+        raise AttrValueError("reps", f"reps {list(reps)} must all be positive")
     n = max(len(reps), len(data.shape))
     shape = (1,) * (n - len(data.shape)) + data.shape
     reps = (1,) * (n - len(reps)) + reps
@@ -404,7 +408,7 @@ def repeat_rel(inputs, attrs, reporter):
     data = tensor(inputs[0], "data")
     repeats, axis = attrs["repeats"], attrs["axis"]
     if repeats < 1:
-        raise RelayTypeError(f"repeats must be >= 1, got {repeats}")
+        raise AttrValueError("repeats", f"repeats must be >= 1, got {repeats}")
     if axis is None:
         raise RelayTypeError("axis must be given")
     a = norm_axis(axis, len(data.shape))

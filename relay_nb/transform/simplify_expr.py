@@ -15,9 +15,12 @@ Invariants: a rule never changes the type of what it rewrites — ``x * 1 -> x``
 when ``x`` already has the product's shape and dtype (``1`` may broadcast ``x`` to a
 bigger shape), shape rules only on static shapes — so every new node gets the replaced
 node's ``checked_type``; a rule drops an operand only if evaluating it writes no
-reference; floating-point results are bit-for-bit unchanged (up to the sign of a zero:
-``-0 + 0`` is ``+0``), which is why ``x * 0 -> 0`` is for integers only (``inf * 0`` is
-NaN).  Untouched subtrees are the same objects, a DAG stays a DAG, no recursion per node.
+reference; floating-point results are bit-for-bit unchanged, signs of zeros included
+(``1 / x`` shows them), which is why ``x * 0 -> 0`` is for integers only (``inf * 0`` is
+NaN) and why on floats ``x + 0 -> x`` needs the zero to be ``-0.0`` (``-0.0 + 0.0`` is
+``+0.0``) and ``x - 0 -> x`` needs ``+0.0``.  A rule that holds for one dtype only checks it: ``x && x -> x`` needs ``bool``
+(on numbers the logical ops give 0/1), ``x + -y -> x - y`` excludes it.  Untouched
+subtrees are the same objects, a DAG stays a DAG, no recursion per node.
 """
 
 from __future__ import annotations
@@ -115,11 +118,58 @@ def identity_transpose(m: Match) -> Expr | None:
     )
 
 
+def _zero_sign(e: Expr) -> str | None:
+    """``"-"`` if ``e`` (a zero, see :data:`ZERO`) is all ``-0.0``, ``"+"`` if all ``+0.0``
+    (``zeros``/``zeros_like`` too), None when the signs are mixed."""
+    if type(e) is not Constant:
+        return "+"
+    signs = np.signbit(e.data)
+    return "-" if signs.all() else ("+" if not signs.any() else None)
+
+
+def keep_x_with_zero(zero_at: int, sign: str) -> Callable[[Match], Expr | None]:
+    """``keep_x`` for ``x + 0`` / ``x - 0``: on floats only with the zero that keeps ``x``'s
+    zeros, ``sign`` (``x + -0.0`` and ``x - +0.0`` are ``x`` for every ``x``)."""
+
+    def rule(m: Match) -> Expr | None:
+        out = keep_x(m)
+        if out is None or np.dtype(_static(m["e"]).dtype).kind != "f":  # type: ignore[union-attr]
+            return out
+        return out if _zero_sign(m["e"].args[zero_at]) == sign else None
+
+    return rule
+
+
+def keep_bool_x(m: Match) -> Expr | None:
+    """``x``, for the logical ops only on ``bool``: on numbers they return 0/1, not ``x``."""
+    t = _static(m["x"])
+    return keep_x(m) if t is not None and t.dtype == "bool" else None
+
+
+_MANTISSA = {"float16": 11, "float32": 24, "float64": 53}  # significand bits, hidden one included
+
+
+def _exact(src: str, dst: str) -> bool:
+    """Does every ``src`` value survive a cast to ``dst``?  ``np.can_cast(..., "safe")`` also
+    says yes for int64 -> float64, which rounds above 2**53."""
+    if not np.can_cast(src, dst, "safe"):
+        return False
+    s = np.dtype(src)
+    if s.kind in "iu" and dst in _MANTISSA:
+        return s.itemsize * 8 - (s.kind == "i") <= _MANTISSA[dst]
+    return True
+
+
 def lossless_cast(m: Match) -> Expr | None:
-    x, inner = _static(m["x"]), _static(m["inner"])
-    if x is None or inner is None or not np.can_cast(x.dtype, inner.dtype, "safe"):
+    x, inner, out = _static(m["x"]), _static(m["inner"]), _static(m["e"])
+    if x is None or inner is None or out is None or not _exact(x.dtype, inner.dtype):
         return None
-    return _new(m, "cast", m["x"], dtype=_static(m["e"]).dtype)  # type: ignore[union-attr]
+    # An integer that went through a float and comes back to a narrower integer saturates
+    # (300 -> 300.0 -> int8 is 127) where the direct cast wraps (44): keep both casts then.
+    if np.dtype(inner.dtype).kind == "f" and np.dtype(out.dtype).kind in "iu":
+        if np.dtype(x.dtype).kind != "f" and not np.can_cast(x.dtype, out.dtype, "safe"):
+            return None
+    return _new(m, "cast", m["x"], dtype=out.dtype)
 
 
 def int_zeros(m: Match) -> Expr | None:
@@ -142,8 +192,14 @@ def concretize(fill: str) -> Callable[[Match], Expr | None]:
 
 
 def as_op(op: str) -> Callable[[Match], Expr | None]:
-    """The same operands, another (broadcasting) op: ``x + -y -> x - y``."""
-    return lambda m: _new(m, op, m["x"], m["y"])
+    """The same operands, another (broadcasting) op: ``x + -y -> x - y``.  Not on ``bool``:
+    there ``negative`` is NOT, ``add`` is OR and ``subtract`` is an error."""
+
+    def rule(m: Match) -> Expr | None:
+        t = _static(m["e"])
+        return None if t is None or t.dtype == "bool" else _new(m, op, m["x"], m["y"])
+
+    return rule
 
 
 def same_reverse(m: Match) -> Expr | None:
@@ -159,9 +215,9 @@ RESHAPES = "reshape|squeeze|expand_dims|nn.batch_flatten"
 RULES: list[tuple[Any, Callable[[Match], Expr | None]]] = [
     (("multiply:e", "x", ONE), keep_x),  # x * 1 -> x
     (("multiply:e", ONE, "x"), keep_x),  # 1 * x -> x
-    (("add:e", "x", ZERO), keep_x),  # x + 0 -> x
-    (("add:e", ZERO, "x"), keep_x),  # 0 + x -> x
-    (("subtract:e", "x", ZERO), keep_x),  # x - 0 -> x
+    (("add:e", "x", ZERO), keep_x_with_zero(1, "-")),  # x + 0 -> x   (floats: -0.0 only)
+    (("add:e", ZERO, "x"), keep_x_with_zero(0, "-")),  # 0 + x -> x   (floats: -0.0 only)
+    (("subtract:e", "x", ZERO), keep_x_with_zero(1, "+")),  # x - 0 -> x   (floats: +0.0 only)
     (("divide:e", "x", ONE), keep_x),  # x / 1 -> x
     (("power:e", "x", ONE), keep_x),  # x ** 1 -> x
     (("multiply:e", "x", ZERO), int_zeros),  # x * 0 -> zeros   (integers only)
@@ -169,8 +225,9 @@ RULES: list[tuple[Any, Callable[[Match], Expr | None]]] = [
     (("add:e", "x", ("negative", "y")), as_op("subtract")),  # x + -y -> x - y
     (("subtract:e", "x", ("negative", "y")), as_op("add")),  # x - -y -> x + y
     (("negative:e", ("negative", "x")), keep_x),  # -(-x) -> x
-    (("logical_not:e", ("logical_not", "x")), keep_x),  # !!x -> x
-    (("maximum|minimum|logical_and|logical_or:e", "x", "x"), keep_x),  # max(x, x) -> x
+    (("logical_not:e", ("logical_not", "x")), keep_bool_x),  # !!x -> x   (bool only)
+    (("maximum|minimum:e", "x", "x"), keep_x),  # max(x, x) -> x
+    (("logical_and|logical_or:e", "x", "x"), keep_bool_x),  # x && x -> x   (bool only)
     (("nn.relu:e", ("nn.relu:inner", "x")), lambda m: m["inner"]),  # relu(relu(x)) -> relu(x)
     (("copy:e", "x"), keep_x),  # copy(x) -> x
     (("cast:e", "x"), keep_x),  # cast(x, dtype of x) -> x

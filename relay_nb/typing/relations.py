@@ -27,6 +27,24 @@ from ..ir.ty import Any as AnyDimValue
 from ..ir.ty import IncompleteType, Kind, TensorType, TupleType, Type, TypeVar
 
 
+class AttrValueError(RelayTypeError):
+    """A relation's complaint about the value of attribute ``attr``: the solver points the
+    caret at that attribute (``shape=[2, -3]``) rather than at the whole call."""
+
+    def __init__(self, attr: str, message: str):
+        super().__init__(message)
+        self.attr = attr
+
+
+def check_dims(dims: Sequence[Any], attr: str, what: str = "") -> None:
+    """A result shape taken (or computed) from attribute ``attr`` has no negative static
+    dimension; numpy and the JIT would only fail at run time, with a raw ValueError."""
+    bad = [d for d in dims if type(d) is int and d < 0]
+    if bad:
+        shown = what or f"{attr} {list(dims)}"
+        raise AttrValueError(attr, f"{shown} gives a negative dimension {bad[0]}")
+
+
 class TypeReporter(Protocol):
     """What a relation may ask of the solver."""
 
@@ -171,6 +189,8 @@ def lookup_relation(name: str) -> Optional[Relation]:
 
 
 __all__ = [
+    "AttrValueError",
+    "check_dims",
     "TypeReporter",
     "Relation",
     "is_known",

@@ -17,6 +17,7 @@ The solver is the ``reporter`` relations receive: ``assign`` (unify), ``resolve`
 
 from __future__ import annotations
 
+import bisect
 from typing import Any, Optional
 
 from ..errors import RelayError, RelayTypeError
@@ -231,7 +232,11 @@ def relation_error(e: Exception, rel: Any, label: str, node: Any) -> RelayError:
     if isinstance(e, RelayTypeError):
         if e.span is not None:
             return e
-        return RelayTypeError(f"{label}: {e.message}", _span(node), e.notes)
+        span = _span(node)
+        attr = getattr(e, "attr", None)  # an AttrValueError: point at that attribute
+        if attr:
+            span = attr_span(span, attr)
+        return RelayTypeError(f"{label}: {e.message}", span, e.notes)
     if isinstance(e, UnifyError):
         return RelayTypeError(f"{label}: {e.reason}", _span(node))
     if isinstance(e, RelayError):
@@ -249,6 +254,68 @@ def relation_error(e: Exception, rel: Any, label: str, node: Any) -> RelayError:
 
 def _span(node: Any) -> Any:
     return getattr(node, "span", None)
+
+
+_CLOSE = {"(": ")", "[": "]", "{": "}"}
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c in "_."
+
+
+def attr_span(span: Any, name: str) -> Any:
+    """The span of ``name=value`` among the call's own attributes, found in the call's
+    source text (attribute objects are shared between calls, so they carry no span);
+    ``span`` itself when the text does not show it (a call built from Python)."""
+    if span is None or span.source is None or not span.end_line:
+        return span
+    lines = span.source.text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    if span.end_line > len(lines):
+        return span
+    text = span.source.text
+    lo = starts[span.line - 1] + span.column - 1
+    hi = starts[span.end_line - 1] + span.end_column - 1
+    depth, i, found = 0, lo, None
+    while i < hi:  # the last ``name=`` one bracket deep: the call's, not a nested call's
+        c = text[i]
+        if c in _CLOSE:
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 1 and text.startswith(name, i) and not _word_char(text[i - 1]):
+            j = i + len(name)
+            while j < hi and text[j] == " ":
+                j += 1
+            if j < hi and text[j] == "=":
+                found = (i, j + 1)
+        i += 1
+    if found is None:
+        return span
+    start, j = found
+    while j < hi and text[j] == " ":
+        j += 1
+    level = 0
+    while j < hi:  # the value: up to the comma or parenthesis that ends it
+        c = text[j]
+        if c in _CLOSE:
+            level += 1
+        elif c in ")]}":
+            if level == 0:
+                break
+            level -= 1
+        elif c == "," and level == 0:
+            break
+        j += 1
+
+    def line_col(pos: int) -> tuple[int, int]:
+        line = bisect.bisect_right(starts, pos) - 1
+        return line + 1, pos - starts[line] + 1
+
+    (l1, c1), (l2, c2) = line_col(start), line_col(j)
+    return type(span)(span.source, l1, c1, l2, c2)
 
 
 def describe(t: Any, solver: Optional[TypeSolver] = None) -> str:

@@ -20,7 +20,6 @@ import dataclasses
 import ctypes
 import html
 import math
-import os
 import threading
 import time
 from typing import Any, Optional
@@ -30,6 +29,7 @@ import numpy as np
 from ...errors import EvalError
 from ...ir.expr import Function
 from ...ir.ty import TensorType, TupleType
+from ...util import MEMORY_LIMIT, gib, memory_limit, too_big
 from .address import address as _address
 from .codegen.context import ALIGN as ALIGN_BYTES
 from .memory import empty as result_array
@@ -41,19 +41,8 @@ def _type_text(ty: Any) -> str:
     return type_to_text(ty)
 
 
-def memory_limit() -> int:
-    """Bytes one call may allocate: the machine's physical memory."""
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        return 1 << 40
-
-
-_LIMIT = memory_limit()
-
-
-def _gib(n: int) -> str:
-    return f"{n / 2**30:.1f} GiB"
+_LIMIT = MEMORY_LIMIT
+_gib = gib
 
 
 class Kernel:
@@ -221,10 +210,7 @@ class Kernel:
     def check_memory(self) -> None:
         """An EvalError if one call's results and workspace exceed the machine's memory."""
         if self._bytes > _LIMIT:
-            raise EvalError(
-                f"kernel {self.name} needs {_gib(self._bytes)} for its results, more than this "
-                f"machine's {_gib(_LIMIT)} of memory"
-            )
+            raise EvalError(f"kernel {self.name} {too_big(self._bytes)}")
 
     def _run_native(self, args: list) -> Any:
         self.check_memory()

@@ -25,11 +25,24 @@ spam warnings, and constant folding must be total, so the interpreter defines th
 * **take** with ``mode="fast"`` (no bounds check in TVM) raises an :class:`EvalError`
   naming the first index outside ``[0, n)``; ``clip`` clamps into ``[0, n - 1]``
   (negative indices become 0, as in TVM); ``wrap`` takes indices modulo ``n``.
-* **round** rounds halves away from zero (TVM lowers it to ``llvm.round``), not to even.
+* **round** rounds halves away from zero (TVM lowers it to ``llvm.round``), not to even,
+  and keeps the sign of a zero (``round(-0.3)`` is ``-0.0``).
+* **Float remainders** start from the exact ``fmod``: ``trunc_mod`` is ``fmod``,
+  ``floor_mod`` is Python's ``%`` (``np.remainder``), right for any quotient.
+* **power** is C's ``pow``: ``power(-inf, 0.5)`` is ``inf`` and ``power(-0.0, 0.5)`` is
+  ``+0.0`` (numpy computes a scalar exponent 0.5 as ``sqrt``).
 * **NaN in elementwise max/min** follows TVM's generated code, ``a > b ? a : b``:
   ``maximum(nan, 1) == 1`` but ``maximum(1, nan)`` is NaN; ``relu(nan) == 0``,
   ``clip(nan) == a_max``, ``sign(nan) == 0``.  Reductions and pools propagate NaN
-  (numpy's rule; TVM's answer there depends on the element order).
+  (numpy's rule; TVM's answer there depends on the element order); of equal values the
+  first in row-major order wins, which shows for zeros (``max(-0.0, 0.0)`` is ``-0.0``).
+* **bool arithmetic** is numpy's: ``add`` (so ``nn.bias_add``, ``sum``, ``mean`` and the
+  average pools) is OR, ``multiply`` AND, ``negative`` NOT; ``variance`` ORs the elements
+  that differ from the mean; ``subtract`` is an EvalError.
+* **argmax / argmin over no elements** give -1, the index TVM's reducers start from.
+* **Empty results** are empty arrays, never errors (softmax over an empty axis, an
+  upsampling of an empty image, edge padding of a tensor with an empty axis).
+* **A result too big for memory** is an EvalError naming its size, as the JIT's check.
 * **Unknown or unsupported dtypes** (``bfloat16``, vector types) raise an EvalError.
 * A result whose shape disagrees with the inferred type raises an EvalError naming both
   (a relation/implementation mismatch), instead of computing on with a wrong shape.

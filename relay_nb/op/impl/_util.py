@@ -15,6 +15,7 @@ Every implementation is registered through :func:`impl`, which wraps it so that
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ import numpy as np
 
 from ...errors import EvalError, RelayError
 from ...ir.ty import TensorType, TupleType
+from ...util import MEMORY_LIMIT, too_big
 from ..registry import get_column, make_attrs, register_column
 
 Impl = Callable[[list, Any, Any], Any]
@@ -114,6 +116,24 @@ def highest(dt: np.dtype) -> Any:
     if is_int(dt):
         return np.iinfo(dt).max
     return np.finfo(dt).max
+
+
+def extreme(
+    x: np.ndarray, axes: tuple, kind: str, keepdims: bool = False, **extra: Any
+) -> np.ndarray:
+    """``np.max`` / ``np.min`` over ``axes`` as the JIT's loop takes it: a NaN wins, and of
+    equal values the first in row-major order over ``axes`` -- which shows only for a zero,
+    since ``-0.0 == 0.0`` and numpy's vectorized reduction returns either sign."""
+    m = (np.max if kind == "max" else np.min)(x, axis=axes, keepdims=True, **extra)
+    if x.dtype.kind == "f" and x.size and (m == 0).any():
+        keep = [a for a in range(x.ndim) if a not in axes]
+        count = math.prod(x.shape[a] for a in axes)
+        flat = np.transpose(x, keep + list(axes)).reshape([x.shape[a] for a in keep] + [count])
+        first = np.argmax(flat == 0, axis=-1)[..., None]  # where m is 0, some element is
+        zero = np.take_along_axis(flat, first, -1)[..., 0]
+        kept = m.reshape(zero.shape)
+        m = np.where(kept == 0, zero, kept).reshape(m.shape)
+    return m if keepdims else np.squeeze(m, axis=axes)
 
 
 def int_divide(a: np.ndarray, b: np.ndarray, rounding: str) -> np.ndarray:
@@ -255,6 +275,16 @@ def finish(op_name: str, value: Any, ty: Any, args: Sequence[Any] = ()) -> Any:
     return arr
 
 
+def _out_of_memory(ty: Any) -> str:
+    """What numpy's MemoryError means, worded as the JIT's check words it."""
+    if isinstance(ty, TensorType) and isinstance(ty.shape, tuple) and isinstance(ty.dtype, str):
+        if all(type(d) is int for d in ty.shape) and ty.dtype:
+            nbytes = math.prod(ty.shape) * np.dtype(ty.dtype).itemsize
+            if nbytes > MEMORY_LIMIT:
+                return too_big(nbytes, "its result")
+    return "ran out of memory"
+
+
 def impl(*op_names: str) -> Callable[[Impl], Impl]:
     """Register ``fn(args, attrs, out_type)`` as the ``impl`` of ``op_names``.
 
@@ -289,6 +319,8 @@ def _wrap(name: str, fn: Impl) -> Impl:
             raise EvalError(prefix + exc.message, exc.span) from None
         except (ValueError, TypeError, IndexError, ArithmeticError) as exc:
             raise EvalError(prefix + str(exc)) from None
+        except MemoryError:
+            raise EvalError(prefix + _out_of_memory(out_type)) from None
 
     run.__name__ = run.__qualname__ = "impl_" + name.replace(".", "_")
     run.__doc__ = f"numpy implementation of {name}: ``impl(args, attrs, out_type)``."
@@ -299,6 +331,7 @@ def _wrap(name: str, fn: Impl) -> Impl:
 __all__ = [
     "convert",
     "divide_by_count",
+    "extreme",
     "finish",
     "highest",
     "impl",

@@ -30,6 +30,7 @@ from ...errors import EvalError
 from ._util import (
     convert,
     divide_by_count,
+    extreme,
     impl,
     ints_n,
     is_float,
@@ -88,6 +89,8 @@ def _prelu(args, attrs, out):
 def _softmax(args, attrs, out):
     x = _float_work(args[0])
     axis = norm_axis(attrs["axis"], x.ndim)
+    if x.size == 0:  # no element to normalize (and np.max of nothing raises)
+        return x.copy()
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 
@@ -96,6 +99,8 @@ def _softmax(args, attrs, out):
 def _log_softmax(args, attrs, out):
     x = _float_work(args[0])
     axis = norm_axis(attrs["axis"], x.ndim)
+    if x.size == 0:  # no element to normalize (and np.max of nothing raises)
+        return x.copy()
     shifted = x - np.max(x, axis=axis, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
@@ -274,7 +279,7 @@ def pool_nd(x, kind, pool, strides, dilation, pads, ceil_mode, count_include_pad
     window_axes = tuple(range(2 + nd, 2 + 2 * nd))
     if kind == "max":
         padded = np.pad(x, widths, constant_values=lowest(dt)) if any(map(any, widths)) else x
-        return np.max(_windows(padded, span, strides, dilation), axis=window_axes)
+        return extreme(_windows(padded, span, strides, dilation), window_axes, "max")
     padded = np.pad(x, widths) if any(map(any, widths)) else x
     total = np.sum(_windows(padded, span, strides, dilation), axis=window_axes, dtype=dt)
     divisor = np.ones((), dtype=np.int64)
@@ -334,17 +339,19 @@ def adaptive_pool2d(x: np.ndarray, kind: str, size) -> np.ndarray:
     if oh == 0 or ow == 0:
         return np.zeros(x.shape[:2] + (oh, ow), dt)
     (hs, he), (ws, we) = _adaptive_bounds(h, oh), _adaptive_bounds(w, ow)
-    if kind == "avg":
-        rows = (np.arange(h) >= hs[:, None]) & (np.arange(h) < he[:, None])
-        cols = (np.arange(w) >= ws[:, None]) & (np.arange(w) < we[:, None])
-        total = np.einsum("nchw,ph,qw->ncpq", x, rows.astype(dt), cols.astype(dt), optimize=True)
-        return divide_by_count(total.astype(dt), np.multiply.outer(he - hs, we - ws), dt)
-    if h == 0 or w == 0:
+    if kind == "max" and (h == 0 or w == 0):
         raise EvalError("cannot take the maximum of an empty window")
-    # max is separable: reduce the W windows, then the H windows (a loop over output
-    # rows and columns, not pixels)
-    cols_max = np.stack([x[..., s:e].max(axis=-1) for s, e in zip(ws, we)], axis=-1)
-    return np.stack([cols_max[:, :, s:e].max(axis=2) for s, e in zip(hs, he)], axis=2)
+    # Both kinds are separable: reduce the W windows, then the H windows (a loop over
+    # output rows and columns, not pixels).  Each window reads only its own elements: a
+    # product with 0/1 masks would let one NaN or inf reach every window (0 * inf is NaN).
+    # A bool window sums to its OR, as ``sum`` does.
+    if kind == "avg":
+        cols = np.stack([x[..., s:e].sum(axis=-1, dtype=dt) for s, e in zip(ws, we)], axis=-1)
+        total = np.stack([cols[:, :, s:e].sum(axis=2, dtype=dt) for s, e in zip(hs, he)], axis=2)
+        return divide_by_count(total, np.multiply.outer(he - hs, we - ws), dt)
+    # first-wins maxima compose: the first of the first maxima of each row (see extreme)
+    cols_max = np.stack([extreme(x[..., s:e], (3,), "max") for s, e in zip(ws, we)], axis=-1)
+    return np.stack([extreme(cols_max[:, :, s:e], (2,), "max") for s, e in zip(hs, he)], axis=2)
 
 
 def _global_pool(kind):
@@ -356,7 +363,7 @@ def _global_pool(kind):
             y = divide_by_count(total, x.shape[2] * x.shape[3], x.dtype)
         else:
             extra = {"initial": lowest(x.dtype)} if x.shape[2] * x.shape[3] == 0 else {}
-            y = np.max(x, axis=(2, 3), keepdims=True, **extra)
+            y = extreme(x, (2, 3), "max", keepdims=True, **extra)
         return to_layout(y, "NCHW", attrs["out_layout"] or layout)
 
     return run
@@ -432,11 +439,16 @@ def _pad(args, attrs, out):
     if len(widths) != x.ndim or any(len(w) != 2 or min(w) < 0 for w in widths):
         raise EvalError(f"pad_width {attrs['pad_width']} does not fit a rank-{x.ndim} tensor")
     mode = attrs["pad_mode"]
+    if not widths:  # a scalar: nothing to pad (np.pad reads [] as float widths and fails)
+        return x.copy()
     if mode == "constant":
         return np.pad(x, widths, constant_values=convert(value.reshape(()), x.dtype))
     if mode in ("edge", "reflect"):
-        if x.size == 0 and any(map(any, widths)):
-            raise EvalError(f"{mode} padding of an empty tensor")
+        shape = [d + a + b for d, (a, b) in zip(x.shape, widths)]
+        if math.prod(shape) == 0:  # nothing to copy: an empty result
+            return np.zeros(shape, x.dtype)
+        if any(d == 0 and a + b for d, (a, b) in zip(x.shape, widths)):
+            raise EvalError(f"{mode} padding of an empty axis")
         return np.pad(x, widths, mode=mode)
     raise EvalError(f"pad_mode must be constant, edge or reflect, got {mode!r}")
 
@@ -461,4 +473,7 @@ def _upsampling(args, attrs, out):
     method = attrs["method"]
     method = {"bilinear": "linear", "bicubic": "cubic"}.get(method, method)
     mode = "align_corners" if attrs["align_corners"] else "asymmetric"
+    if x.size == 0 or 0 in size:  # nothing to interpolate (the taps of an empty axis divide by 0)
+        shape = [x.shape[perm[0]], x.shape[perm[1]], *size]
+        return to_layout(np.zeros(shape, x.dtype), "NCHW", layout)
     return resize2d(x, size, layout, method, mode, "")

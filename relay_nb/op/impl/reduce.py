@@ -6,7 +6,8 @@ Sums and products accumulate in the tensor's own dtype (``int32`` wraps, as in T
 numpy would widen to ``int64``); ``mean`` is that sum divided by the element count with
 TVM's ``divide`` (truncating for integers).  An empty ``max``/``min`` is the dtype's
 lowest/highest value (TVM's reduction identities); ``argmax``/``argmin`` over several axes
-return the flat index within the reduced axes, as TVM's ``CommReduceIdx`` does.
+return the flat index within the reduced axes, as TVM's ``CommReduceIdx`` does, and -1
+over no elements (the index its reducers start from).
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ import math
 
 import numpy as np
 
-from ...errors import EvalError
 from ..reduce import reduce_axes
-from ._util import divide_by_count, highest, impl, known_dtype, lowest
+from ._util import divide_by_count, extreme, highest, impl, known_dtype, lowest
 
 
 def _axes(x, attrs):
@@ -60,18 +60,18 @@ def _mean(args, attrs, out):
     return divide_by_count(np.asarray(total), _count(x, axes), dt)
 
 
-def _extreme(fn, identity):
+def _extreme(kind, identity):
     def run(args, attrs, out):
         x = args[0]
         axes = _axes(x, attrs)
         extra = {"initial": identity(x.dtype)} if x.size == 0 or _count(x, axes) == 0 else {}
-        return fn(x, axis=axes, keepdims=attrs["keepdims"], **extra)
+        return extreme(x, axes, kind, attrs["keepdims"], **extra)
 
     return run
 
 
-impl("max")(_extreme(np.max, lowest))
-impl("min")(_extreme(np.min, highest))
+impl("max")(_extreme("max", lowest))
+impl("min")(_extreme("min", highest))
 
 
 @impl("all")
@@ -90,12 +90,14 @@ def _arg_reduce(fn):
     def run(args, attrs, out):
         x = args[0]
         axes = _axes(x, attrs)
-        if _count(x, axes) == 0:
-            raise EvalError("cannot take the index of an extreme of an empty set of elements")
         keep = [a for a in range(x.ndim) if a not in axes]
+        if _count(x, axes) == 0:  # TVM's argmax/argmin reducers start from index -1
+            shape = [1 if a in axes else d for a, d in enumerate(x.shape)]
+            return np.full(shape if attrs["keepdims"] else [x.shape[a] for a in keep], -1, np.int32)
         # Reduced axes last, in increasing order, then flattened: the flat index is TVM's.
         moved = np.transpose(x, keep + list(axes))
-        flat = moved.reshape(moved.shape[: len(keep)] + (-1,))
+        # the count, not -1: numpy cannot infer -1 when a kept axis is empty
+        flat = moved.reshape(moved.shape[: len(keep)] + (_count(x, axes),))
         if attrs["select_last_index"]:
             idx = flat.shape[-1] - 1 - fn(flat[..., ::-1], axis=-1)
         else:
@@ -114,11 +116,15 @@ impl("argmin")(_arg_reduce(np.argmin))
 
 @impl("variance")
 def _variance(args, attrs, out):
-    """``sum((data - mean) ** 2) / (N - unbiased)`` over the axes, in data's dtype."""
+    """``sum((data - mean) ** 2) / (N - unbiased)`` over the axes, in data's dtype.  On
+    ``bool``, as the sum, an OR: True where some element differs from its mean."""
     x, mean = args
     dt = _dtype(x, out)
     axes = _axes(x, attrs)
-    diff = (x.astype(dt, copy=False) - mean.astype(dt, copy=False)).astype(dt)
+    if dt.kind == "b":  # True - False: numpy refuses; the JIT's i1 subtract is XOR
+        diff = np.not_equal(x, mean)
+    else:
+        diff = (x.astype(dt, copy=False) - mean.astype(dt, copy=False)).astype(dt)
     total = np.sum(diff * diff, axis=axes, keepdims=attrs["keepdims"], dtype=dt)
     count = _count(x, axes) - (1 if attrs["unbiased"] else 0)
     return divide_by_count(np.asarray(total), count, dt)

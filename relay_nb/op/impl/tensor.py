@@ -13,9 +13,15 @@ op                 integers                     floats
 ``floor_divide``   floors (``7 // -2 == -4``)   ``floor(a / b)``
 ``trunc_divide``   truncates                    ``trunc(a / b)``
 ``mod``            sign of ``a`` (C ``%``)      ``fmod(a, b)``
-``floor_mod``      sign of ``b`` (Python ``%``) ``a - floor(a / b) * b``
-``trunc_mod``      sign of ``a``                ``a - trunc(a / b) * b``
+``floor_mod``      sign of ``b`` (Python ``%``) ``fmod(a, b)``, plus ``b`` if the signs
+                                                differ; a zero takes ``b``'s sign
+``trunc_mod``      sign of ``a``                ``fmod(a, b)``
 =================  ===========================  ==========================================
+
+The float remainders start from the exact ``fmod``: ``a - floor(a / b) * b`` in the
+tensor's dtype loses everything once the quotient passes 2**24 (float32), giving a
+remainder bigger than ``b`` or of the wrong sign.  ``floor_mod`` is Python's float ``%``
+(``np.remainder``); ``trunc_mod`` is TVM's ``truncmod``, which LLVM lowers to ``frem``.
 """
 
 from __future__ import annotations
@@ -52,9 +58,21 @@ def _need_int(name, dt):
         raise EvalError(f"{name} needs integer or bool tensors, got {dt}")
 
 
+def float_power(a, b):
+    """C ``pow`` (TVM lowers ``power`` to ``llvm.pow``).  numpy's loop computes a scalar
+    exponent 0.5 as ``sqrt``, which differs at ``-inf`` (NaN, not ``+inf``) and ``-0.0``
+    (``-0.0``, not ``+0.0``): there ``pow(x, 0.5)`` is ``|x|``."""
+    r = np.power(a, b)
+    sqrt_edge = (b == 0.5) & ((a == 0) | (a == -np.inf))
+    if not sqrt_edge.any():
+        return r
+    # a scalar (the interpreter's fast path) stays a numpy scalar
+    return np.abs(a) if np.ndim(r) == 0 else np.where(sqrt_edge, np.abs(a), r)
+
+
 def _power(a, b):
     if not is_int(a.dtype):
-        return np.power(a, b)
+        return float_power(a, b)
     # Integers: a negative exponent gives the truncated real result (0 unless |a| == 1;
     # 0 ** -n is 0, like every integer division by zero here).
     neg = b < 0
@@ -99,12 +117,8 @@ BINARY = {
         lambda a, b: np.trunc(a / b), lambda a, b: int_divide(a, b, "trunc")
     ),
     "mod": _float_or_int(np.fmod, lambda a, b: int_mod(a, b, "trunc")),
-    "floor_mod": _float_or_int(
-        lambda a, b: a - np.floor(a / b) * b, lambda a, b: int_mod(a, b, "floor")
-    ),
-    "trunc_mod": _float_or_int(
-        lambda a, b: a - np.trunc(a / b) * b, lambda a, b: int_mod(a, b, "trunc")
-    ),
+    "floor_mod": _float_or_int(np.remainder, lambda a, b: int_mod(a, b, "floor")),
+    "trunc_mod": _float_or_int(np.fmod, lambda a, b: int_mod(a, b, "trunc")),
     "power": _power,
     "maximum": tvm_max,
     "minimum": tvm_min,
@@ -163,9 +177,11 @@ for _name, _fn in COMPARISONS.items():
 
 
 def _round_half_away(x):
-    """C ``round`` (TVM lowers ``round`` to ``llvm.round``): halves go away from zero."""
+    """C ``round`` (TVM lowers ``round`` to ``llvm.round``): halves go away from zero.
+    Only the rounded-up elements get ``+ sign(x)``: adding ``0`` would turn ``-0.0`` (and
+    ``round(-0.3)``) into ``+0.0``."""
     t = np.trunc(x)
-    return t + np.where(np.abs(x - t) >= 0.5, np.sign(x), 0).astype(x.dtype)
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x).astype(x.dtype), t)
 
 
 def _sigmoid(x):

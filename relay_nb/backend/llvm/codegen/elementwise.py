@@ -20,6 +20,7 @@ from .scalar import (
     int_divide,
     int_mod,
     int_power,
+    plus,
     shift,
     truthy,
     tvm_max,
@@ -46,7 +47,7 @@ def _arith(name: str):
         b = kb.builder
         f, k = dt.is_float, dt.kind
         if name == "add":
-            return b.fadd(a, c) if f else (b.or_(a, c) if k == "b" else b.add(a, c))
+            return plus(kb, a, c, dt)
         if name == "subtract":
             return b.fsub(a, c) if f else b.sub(a, c)
         if name == "multiply":
@@ -61,10 +62,8 @@ def _arith(name: str):
         if name in ("mod", "floor_mod", "trunc_mod"):
             if not f:
                 return int_mod(kb, a, c, dt, "floor" if name == "floor_mod" else "trunc")
-            if name == "mod":
-                return b.frem(a, c)  # C fmod, as np.fmod
-            q = kb.call(f"llvm.{'floor' if name == 'floor_mod' else 'trunc'}.{_fs(dt)}", dt.ir, b.fdiv(a, c))
-            return b.fsub(a, b.fmul(q, c))
+            r = b.frem(a, c)  # C fmod, exact: a - trunc(a / c) * c is not for big quotients
+            return r if name != "floor_mod" else _floor_remainder(kb, r, c, dt)
         if name == "power":
             return kb.call(f"llvm.pow.{_fs(dt)}", dt.ir, a, c) if f else int_power(kb, a, c, dt)
         if name == "maximum":
@@ -74,6 +73,17 @@ def _arith(name: str):
         raise Unsupported(f"no LLVM lowering for {name}", name)
 
     return fn
+
+
+def _floor_remainder(kb, r: ir.Value, c: ir.Value, dt: DType) -> ir.Value:
+    """``np.remainder`` from ``r = fmod(a, c)``: ``r + c`` when the signs differ, and a zero
+    with the sign of ``c``; a NaN stays NaN."""
+    b = kb.builder
+    z = ir.Constant(dt.ir, 0.0)
+    differ = b.xor(b.fcmp_ordered("<", r, z), b.fcmp_ordered("<", c, z))
+    fixed = b.select(b.and_(b.fcmp_ordered("!=", r, z), differ), b.fadd(r, c), r)
+    signed_zero = kb.call(f"llvm.copysign.{_fs(dt)}", dt.ir, z, c)
+    return b.select(b.fcmp_ordered("==", r, z), signed_zero, fixed)
 
 
 def _arith_check(name: str):
@@ -311,7 +321,7 @@ def _bias_add(kb, call, index, field):
     dt = kb.dt(call)
     a = convert(kb, kb.value(x, index), kb.dt(x), dt)
     c = convert(kb, _along(kb, bias, index, _axis(call, len(index.shape))), kb.dt(bias), dt)
-    return kb.builder.fadd(a, c) if dt.is_float else kb.builder.add(a, c)
+    return plus(kb, a, c, dt)  # on bool an OR, as add
 
 
 @rule("nn.prelu", check=_along_check)

@@ -10,12 +10,14 @@ each H tap, then the H taps), in the same float type.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 from llvmlite import ir
 
 from ....op.impl._util import ints_n
 from ....op.impl.image import _taps
+from ....util import MEMORY_LIMIT
 from .context import attrs_of
 from .index import Index
 from .rules import rule
@@ -58,6 +60,11 @@ def _resize_check(call):
     layout = attrs.get("layout", "NCHW")
     if sorted(layout) != sorted("NCHW") or len(layout) != 4:
         return f"layout {layout!r}"
+    ty = call._checked_type
+    if math.prod(ty.shape) * np.dtype(ty.dtype).itemsize > MEMORY_LIMIT:
+        # its tap tables alone (one entry per output row and column) take minutes to emit;
+        # the interpreter's impl refuses such a result at once, with the same message
+        return "a result bigger than memory"
     return None
 
 
@@ -71,8 +78,9 @@ def _emit_resize(kb, call, index, size, method, mode, rounding, alpha, exclude, 
     ft = np.dtype(np.float64) if kb.dt(x).name == "float64" else np.dtype(np.float32)
     roi = tuple(roi) if roi else (0.0, 0.0, 0.0, 0.0)
     args = (method, rounding, alpha, exclude)
-    ycoord, ytaps = _taps(oh, h, mode, *args, roi[0], roi[2], ft)
-    xcoord, xtaps = _taps(ow, w, mode, *args, roi[1], roi[3], ft)
+    with np.errstate(all="ignore"):  # as the impl runs it (an empty axis divides by 0)
+        ycoord, ytaps = _taps(oh, h, mode, *args, roi[0], roi[2], ft)
+        xcoord, xtaps = _taps(ow, w, mode, *args, roi[1], roi[3], ft)
     weighted = method != "nearest_neighbor"
     ytab, ftype = _axis_tables(kb, ytaps, ft, weighted)
     xtab, _ = _axis_tables(kb, xtaps, ft, weighted)

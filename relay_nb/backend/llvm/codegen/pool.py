@@ -20,7 +20,7 @@ from .context import Buffer, attrs_of
 from .index import Index
 from .reduce import Reducer, _alloca, _slot_load, _slot_store, emit_reduce
 from .rules import rule
-from .scalar import convert, int_divide
+from .scalar import convert, int_divide, plus
 from .types import I64, DType, Unsupported, i64, lowest, zero
 
 _SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
@@ -122,8 +122,8 @@ def _pool(nd: int, kind: str):
             else:
                 v = kb.value(x, Index(b, xshape, dims=dims))
                 v = b.select(ok, v, lowest(dt) if kind == "max" else zero(dt))
-            acc = red.combine(acc, v) if kind == "max" else (b.fadd(acc, v) if dt.is_float else b.add(acc, v))
-        if kind == "max":
+            acc = red.combine(acc, v) if kind == "max" else plus(kb, acc, v, dt)
+        if kind == "max" or dt.kind == "b":  # a bool average is the OR of the window, as in sum
             return acc
         count = None
         for d in range(nd):
@@ -232,7 +232,7 @@ def _adaptive_pool(kb, call, outs, epilogue):
                 v = kb.value(x, Index(b, xshape, dims=dims))
                 _slot_store(kb, slot, dt, red.combine(_slot_load(kb, slot, dt), v))
         acc = _slot_load(kb, slot, dt)
-        if kind == "mean":
+        if kind == "mean" and dt.kind != "b":  # a bool average is the window's OR
             count = b.mul(b.sub(bounds[hp][1], bounds[hp][0]), b.sub(bounds[wp][1], bounds[wp][0]))
             if dt.is_float:
                 acc = b.fdiv(acc, b.sitofp(count, dt.ir))

@@ -73,8 +73,8 @@ class Reducer:
         return b.select(better, x, acc)
 
     def finish(self, acc: ir.Value, divisor: Optional[int] = None) -> ir.Value:
-        if self.op not in ("mean", "variance"):
-            return acc
+        if self.op not in ("mean", "variance") or self.dt.kind == "b":
+            return acc  # a bool mean or variance is the OR, undivided (impl's divide_by_count)
         n = self.count if divisor is None else divisor
         b, dt = self.kb.builder, self.dt
         if dt.is_float:
@@ -180,14 +180,7 @@ def _keep_map(rank: int, axes: list[int], keepdims: bool):
     return lambda dims: [d for a, d in enumerate(dims) if a not in axes]
 
 
-def _reduce_check(call):
-    dt = dtype(call._checked_type.dtype)
-    if call.op.name == "mean" and dt.kind == "b":
-        return "mean of bool"
-    return None
-
-
-@rule("sum", "prod", "mean", "max", "min", "all", "any", kind="buffer", check=_reduce_check)
+@rule("sum", "prod", "mean", "max", "min", "all", "any", kind="buffer")
 def _reduce(kb, call, outs, epilogue):
     x = call.args[0]
     shape = kb.shape(x)
@@ -211,7 +204,7 @@ def _reduce(kb, call, outs, epilogue):
     emit_reduce(kb, shape, axes, out, _keep_map(len(shape), axes, attrs_of(call)["keepdims"]), red, element)
 
 
-@rule("variance", kind="buffer", check=_reduce_check)
+@rule("variance", kind="buffer")
 def _variance(kb, call, outs, epilogue):
     x, mean = call.args
     shape = kb.shape(x)
@@ -255,16 +248,7 @@ def _collapse_sum_like(kb, call, outs, epilogue):
     emit_reduce(kb, shape, axes, out, out_dims, red, lambda xi: convert(kb, kb.value(x, xi), src, out.dt))
 
 
-def _arg_check(call):
-    attrs = attrs_of(call)
-    ty = call.args[0]._checked_type
-    axes = reduce_axes(len(ty.shape), attrs["axis"], attrs["exclude"])
-    if math.prod(ty.shape[a] for a in axes) == 0:
-        return "argmax/argmin over no elements"
-    return None
-
-
-@rule("argmax", "argmin", kind="buffer", check=_arg_check)
+@rule("argmax", "argmin", kind="buffer")
 def _arg_reduce(kb, call, outs, epilogue):
     """Best value and its flat index within the reduced axes, both in registers."""
     x = call.args[0]
@@ -289,7 +273,7 @@ def _arg_reduce(kb, call, outs, epilogue):
     strict, loose = (">", ">=") if is_max else ("<", "<=")
     with kb.nest([shape[a] for a in kept]) as ki:
         _slot_store(kb, vslot, dt, start)
-        b.store(i64(0), islot)
+        b.store(i64(0 if math.prod(red_shape) else -1), islot)  # TVM: -1 over no elements
         kdims = ki.dims()
         with kb.nest(red_shape) as ri:
             dims: list = [None] * rank

@@ -67,6 +67,15 @@ def tvm_min(kb, a: ir.Value, b_: ir.Value, dt: DType) -> ir.Value:
     return kb.builder.select(compare(kb, "<", a, b_, dt), a, b_)
 
 
+def plus(kb, a: ir.Value, c: ir.Value, dt: DType) -> ir.Value:
+    """Relay's ``add``: IEEE for floats, wrap-around for integers and, as numpy, OR for
+    ``bool`` (``True + True`` is ``True``; an ``i1`` add would wrap it to ``False``)."""
+    b = kb.builder
+    if dt.is_float:
+        return b.fadd(a, c)
+    return b.or_(a, c) if dt.kind == "b" else b.add(a, c)
+
+
 def truthy(kb, v: ir.Value, dt: DType) -> ir.Value:
     """``v != 0`` as i1 (a bool is itself)."""
     if dt.kind == "b":
@@ -145,4 +154,7 @@ def logical(kb, op: str, a: ir.Value, b_: ir.Value) -> ir.Value:
     return {"and": b.and_, "or": b.or_, "xor": b.xor}[op](a, b_)
 
 
-__all__ = ["I1", "compare", "convert", "int_divide", "int_mod", "int_power", "logical", "shift", "truthy", "tvm_max", "tvm_min"]
+__all__ = [
+    "I1", "compare", "convert", "int_divide", "int_mod", "int_power", "logical", "plus", "shift",
+    "truthy", "tvm_max", "tvm_min",
+]  # fmt: skip
