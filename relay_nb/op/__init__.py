@@ -23,5 +23,6 @@ get = get_op  # relay.op.get("add"), as in TVM
 
 # The op families: importing them fills the registry (``impl``: their numpy implementations).
 from . import image, impl, nn, reduce, tensor, transform  # noqa: F401
+from . import indexing, misc, scan, signal, sorting  # noqa: F401,E402  (tensor ops of issue 12)
 from .api import *  # noqa: E402,F401,F403
 from .grad import get_grad_rule, grad_rule  # noqa: E402,F401  (the gradient column)

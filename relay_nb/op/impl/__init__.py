@@ -42,5 +42,9 @@ from .. import reduce as _reduce_ops  # noqa: F401
 from .. import tensor as _tensor_ops  # noqa: F401
 from .. import transform as _transform_ops  # noqa: F401
 from . import image, nn, reduce, tensor, transform
+from .. import indexing as _indexing_ops, misc as _misc_ops, scan as _scan_ops  # noqa: F401,E402
+from .. import signal as _signal_ops, sorting as _sorting_ops  # noqa: F401,E402
+from . import indexing, misc, scan, signal, sorting  # noqa: E402  (tensor ops of issue 12)
 
 __all__ = ["image", "nn", "reduce", "tensor", "transform"]
+__all__ += ["indexing", "misc", "scan", "signal", "sorting"]
