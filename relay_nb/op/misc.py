@@ -346,7 +346,7 @@ MISC_OPS = [
      "Sum ``data`` down to ``shape`` (the inverse of broadcasting to data's shape)."),
     ("contrib_reverse_reshape", 1, reverse_reshape_rel,
      schema("relay.attrs.ReshapeAttrs", ("newshape", "ints"), ("allowzero", "bool", False)),
-     _P.INJECTIVE, ("data",), "reshape with the special values 0 and -1 read from the right."),
+     _P.INJECTIVE, ("data",), "Reshape with the special values 0 and -1 read from the right."),
     ("ndarray_size", 1, ndarray_size_rel, schema("relay.attrs.NdarraySizeAttrs", ("dtype", "dtype", "")),
      _P.INJECTIVE, ("data",), "The number of elements, as a scalar of ``dtype``."),
     ("reinterpret", 1, reinterpret_rel, schema("relay.attrs.CastAttrs", ("dtype", "dtype")),
