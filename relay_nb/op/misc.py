@@ -359,7 +359,7 @@ MISC_OPS = [
      schema("relay.attrs.FixedPointMultiplyPerAxisAttrs", ("is_lshift_required", "bool", False),
             ("is_rshift_required", "bool", False), ("axes", "ints")),
      _P.BROADCAST, ("data", "fp_multiplier", "left_shift", "right_shift"),
-     "fixed_point_multiply with a multiplier and shifts per channel along ``axes``."),
+     "As fixed_point_multiply, with a multiplier and shifts per channel along ``axes``."),
     ("auto_scheduler_layout_transform", 1, auto_scheduler_layout_transform_rel,
      schema("relay.attrs.AutoSchedulerLayoutTransformAttrs", ("src_layout", "str"), ("dst_layout", "str")),
      _P.INJECTIVE, ("data",), "Re-tile a tensor between two auto-scheduler layouts ('1N32C7H7W')."),
