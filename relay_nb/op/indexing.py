@@ -7,7 +7,9 @@ Relations follow ``src/relay/op/tensor/transform.cc`` (TVM 0.19), with its ICHEC
 into messages.  Results whose size depends on values (``argwhere``, the rows of
 ``sparse_fill_empty_rows``) have a ``?`` dimension, as in TVM.  One deviation:
 ``sparse_fill_empty_rows`` types its new values with the values' dtype (TVM's relation
-says ``int64`` for all three fields, which would truncate float values).
+says ``int64`` for all three fields, which would truncate float values); and
+``matrix_set_diag`` expects diagonals as long as TensorFlow's rule says (its kernel's),
+where TVM's relation asks for a longer one when the band is off-centre.
 """
 
 from __future__ import annotations
@@ -290,10 +292,12 @@ def strided_set_rel(inputs, attrs, reporter):
     return data
 
 
-def _diag_len(rows, cols, k1, k2):
+def _max_diag_len(rows, cols, k1, k2):
+    """The longest of diagonals k1..k2 (TensorFlow's rule; TVM's relation has a variant
+    that disagrees with its own kernel for off-centre bands)."""
     if not (is_static(rows) and is_static(cols)):
         return Any
-    return min(rows + max(k2, 0), cols + max(-k1, 0))
+    return min(rows + min(0, k2), cols - max(0, k1))
 
 
 @forward_relation("MatrixSetDiag")
@@ -311,7 +315,7 @@ def matrix_set_diag_rel(inputs, attrs, reporter):
     if (is_static(rows) and rows <= -k1) or (is_static(cols) and cols <= k2):
         raise RelayTypeError(f"diagonals {k1}..{k2} lie outside {rows} x {cols} matrices")
     batch = data.shape[:-2]
-    expected = batch + ((k2 - k1 + 1,) if k1 != k2 else ()) + (_diag_len(rows, cols, k1, k2),)
+    expected = batch + ((k2 - k1 + 1,) if k1 != k2 else ()) + (_max_diag_len(rows, cols, k1, k2),)
     _check_dims(diag.shape, expected, "diagonal and the input's diagonals")
     return data
 
