@@ -126,7 +126,7 @@ def _sequence_mask(args, attrs, out):
     steps = np.arange(data.shape[axis]).reshape((-1, 1) if axis == 0 else (1, -1))
     lengths = valid.reshape((1, -1) if axis == 0 else (-1, 1))
     keep = (steps < lengths).reshape(data.shape[:2] + (1,) * (data.ndim - 2))
-    return np.where(keep, data, np.asarray(attrs["mask_value"]).astype(data.dtype))
+    return np.where(keep, data, convert(np.asarray(attrs["mask_value"]), data.dtype))
 
 
 @impl("reverse_sequence")

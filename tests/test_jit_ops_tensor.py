@@ -1,0 +1,104 @@
+"""The tensor-family ops lowered to LLVM (cumsum, cumprod, gather, one_hot, trilu,
+sequence_mask, collapse_sum_to) agree exactly with the interpreter (hypothesis), fuse with
+their neighbours, and the family's other ops run in the interpreter inside a built module."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jit_testing import check, random_array, tensor
+
+import relay_nb as relay
+
+PROPS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _rng(data) -> np.random.Generator:
+    return np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+
+
+def shape_of(data, min_rank=1, max_rank=4, lo=1):
+    rank = data.draw(st.integers(min_rank, max_rank))
+    return tuple(data.draw(st.lists(st.integers(lo, 4), min_size=rank, max_size=rank)))
+
+
+@PROPS
+@given(data=st.data(), dtype=st.sampled_from(["float32", "int32", "float64", "int8"]))
+def test_scans(data, dtype):
+    shape = shape_of(data, lo=0)
+    axis = data.draw(st.none() | st.integers(-len(shape), len(shape) - 1))
+    ax = "" if axis is None else f", axis={axis}"
+    x = random_array(_rng(data), shape, dtype)
+    text = (
+        f"def @main(%x: {tensor(shape, dtype)}) {{ (cumsum(%x{ax}), cumprod(%x{ax}, exclusive=True), "
+        f'cumsum(%x{ax}, dtype="float64", exclusive=True)) }}'
+    )
+    check(text, x)
+
+
+@PROPS
+@given(data=st.data())
+def test_gather_fused_with_elementwise(data):
+    shape = shape_of(data)
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    n = shape[axis]
+    ishape = list(shape)
+    ishape[axis] = data.draw(st.integers(1, 5))
+    rng = _rng(data)
+    x = random_array(rng, shape, "float32")
+    idx = rng.integers(-n, n, ishape).astype("int64")
+    text = f"def @main(%x: {tensor(shape, 'float32')}, %i: {tensor(ishape, 'int64')}) {{ exp(gather(%x, %i, axis={axis})) }}"
+    check(text, x, idx)
+
+
+def test_gather_out_of_range_is_the_interpreters_error():
+    text = "def @main(%x: Tensor[(2, 3), float32], %i: Tensor[(2, 1), int32]) { gather(%x, %i, axis=1) }"
+    x = np.zeros((2, 3), "float32")
+    for ex in ("interpreter", "jit"):
+        f = relay.create_executor(ex, mod=relay.parse(text)).evaluate()
+        with pytest.raises(relay.EvalError, match="index 3 is out of range for a dimension of 3"):
+            f(x, np.array([[0], [3]], "int32"))
+
+
+@PROPS
+@given(data=st.data(), dtype=st.sampled_from(["float32", "int32"]))
+def test_one_hot_trilu_sequence_mask(data, dtype):
+    rng = _rng(data)
+    shape = shape_of(data, min_rank=2, max_rank=3)
+    depth = data.draw(st.integers(1, 5))
+    axis = data.draw(st.integers(-1, len(shape)))
+    k = data.draw(st.integers(-3, 3))
+    upper = data.draw(st.booleans())
+    idx = rng.integers(-1, depth + 1, shape).astype("int32")
+    x = random_array(rng, shape, dtype)
+    valid = rng.integers(0, shape[0] + 1, (shape[1],)).astype("int32")
+    text = (
+        f"def @main(%i: {tensor(shape, 'int32')}, %x: {tensor(shape, dtype)}, %v: {tensor((shape[1],), 'int32')}) {{ "
+        f'(one_hot(%i, 3f, -1f, depth={depth}, axis={axis}, dtype="float32"), '
+        f"trilu(%x, {k}, upper={upper}), sequence_mask(%x, %v, mask_value=-2f), "
+        f"add(trilu(%x, {k}), %x)) }}"
+    )
+    check(text, idx, x, valid)
+
+
+def test_collapse_sum_to():
+    x = np.arange(24, dtype="float32").reshape(2, 3, 4)
+    v = relay.var("x", shape=(2, 3, 4))
+    check(relay.IRModule.from_expr(relay.Function([v], relay.collapse_sum_to(v, (3, 1)))), x)
+
+
+def test_unlowered_ops_run_in_the_interpreter_inside_a_build():
+    """topk has no lowering: relay.build still runs the program, and report() says so."""
+    text = (
+        "def @main(%x: Tensor[(3, 5), float32]) { "
+        "%0 = exp(%x); %1 = topk(%0, k=2, ret_type=\"values\"); cumsum(%1, axis=1) }"
+    )
+    lib = relay.build(relay.parse(text))
+    x = np.random.default_rng(0).normal(size=(3, 5)).astype("float32")
+    ref = relay.create_executor("interpreter", mod=relay.parse(text)).evaluate()(x)
+    np.testing.assert_allclose(lib(x), ref, rtol=1e-6)  # the JIT's exp is within an ulp
+    report = lib.report()
+    assert "topk" in report.fallback_ops and "cumsum" in report.native_ops
+    assert "topk" in str(report)
