@@ -26,3 +26,4 @@ from . import image, impl, nn, reduce, tensor, transform  # noqa: F401
 from . import indexing, misc, scan, signal, sorting  # noqa: F401,E402  (tensor ops of issue 12)
 from .api import *  # noqa: E402,F401,F403
 from .grad import get_grad_rule, grad_rule  # noqa: E402,F401  (the gradient column)
+from . import grad_tensor  # noqa: E402,F401  (gradients of the tensor ops of issue 12)
