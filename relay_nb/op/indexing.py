@@ -114,7 +114,10 @@ def gather_nd_rel(inputs, attrs, reporter):
     """indices (M, Y...) pick ``data[b..., idx_0, ..., idx_{M-1}, :]``: shape Y + rest."""
     data = tensor(inputs[0], "data")
     indices = _int_tensor(inputs[1], "indices")
-    m = _leading_index_count(indices, "gather_nd")
+    if indices.shape and not is_static(indices.shape[0]) and attrs["index_rank"] is not None:
+        m = attrs["index_rank"]  # what index_rank is for: a dynamic first axis of indices
+    else:
+        m = _leading_index_count(indices, "gather_nd")
     b = attrs["batch_dims"]
     if b < 0 or m + b > len(data.shape):
         raise RelayTypeError(

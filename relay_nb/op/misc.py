@@ -24,7 +24,6 @@ from ..ir.expr import Call
 from ..ir.ty import Any, TensorType
 from ..typing.relations import forward_relation, shape_text
 from ._common import (
-    broadcasts_to,
     call,
     ints,
     is_int_dtype,
@@ -133,9 +132,16 @@ def collapse_sum_to_rel(inputs, attrs, reporter):
             raise RelayTypeError(f"the shape attribute {list(shape)} disagrees with a shape of {target.shape[0]} values")
     else:
         shape = (Any,) * target.shape[0]
-    if not broadcasts_to(shape, data.shape):
+    if not _may_broadcast_to(shape, data.shape):
         raise RelayTypeError(f"cannot collapse {shape_text(data.shape)} to {shape_text(shape)}")
     return TensorType(shape, data.dtype)
+
+
+def _may_broadcast_to(shape: tuple, target: tuple) -> bool:
+    """Whether ``shape`` can broadcast to ``target`` (a ``?`` on either side may)."""
+    if len(shape) > len(target):
+        return False
+    return all(s == 1 or same_dim(s, t) for s, t in zip(reversed(shape), reversed(target)))
 
 
 def reverse_newshape(ishape: tuple, newshape: tuple) -> tuple:
