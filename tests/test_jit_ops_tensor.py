@@ -102,3 +102,42 @@ def test_unlowered_ops_run_in_the_interpreter_inside_a_build():
     report = lib.report()
     assert "topk" in report.fallback_ops and "cumsum" in report.native_ops
     assert "topk" in str(report)
+
+
+@PROPS
+@given(data=st.data())
+def test_gather_nd_and_adv_index(data):
+    rng = _rng(data)
+    shape = shape_of(data, min_rank=2, max_rank=4)
+    m = data.draw(st.integers(1, len(shape) - 1))
+    nb = data.draw(st.integers(0, len(shape) - m))
+    y = list(shape[:nb]) + [data.draw(st.integers(1, 3))]
+    bounds = np.array(shape[nb : nb + m]).reshape((m,) + (1,) * len(y))
+    idx = (rng.integers(0, 2**16, (m, *y)) % bounds).astype("int32")
+    x = random_array(rng, shape, "float32")
+    a = rng.integers(-shape[0], shape[0], (2, 1)).astype("int64")
+    b = rng.integers(-shape[1], shape[1], (3,)).astype("int32")
+    text = (
+        f"def @main(%x: {tensor(shape, 'float32')}, %i: {tensor(idx.shape, 'int32')}, %a: Tensor[(2, 1), int64], "
+        f"%b: Tensor[(3), int32]) {{ (gather_nd(%x, %i, batch_dims={nb}), negative(adv_index((%x, %a, %b)))) }}"
+    )
+    check(text, x, idx, a, b)
+
+
+@PROPS
+@given(data=st.data())
+def test_reverse_sequence_slice_like_meshgrid_reverse_reshape(data):
+    rng = _rng(data)
+    shape = shape_of(data, min_rank=2, max_rank=4)
+    x = random_array(rng, shape, "int32")
+    lengths = rng.integers(-1, shape[1] + 2, (shape[0],)).astype("int32")
+    like = tuple(data.draw(st.integers(1, n)) for n in shape[:2])
+    text = (
+        f"def @main(%x: {tensor(shape, 'int32')}, %l: {tensor((shape[0],), 'int32')}, %s: {tensor(like, 'float32')}, "
+        f"%u: Tensor[(3), float32], %v: Tensor[(2), float32], %w: float32) {{ "
+        f"(reverse_sequence(%x, %l, seq_axis=1, batch_axis=0), slice_like(%x, %s), slice_like(%x, %s, axes=[1]), "
+        f'meshgrid((%u, %v, %w)), meshgrid((%u, %v), indexing="xy"), '
+        f"contrib_reverse_reshape(%x, newshape=[-1, 0])) }}"
+    )
+    u, v, w = (random_array(rng, s, "float32") for s in ((3,), (2,), ()))
+    check(text, x, lengths, np.zeros(like, "float32"), u, v, w)

@@ -1,10 +1,11 @@
 """Lowering of the cheap ops of the tensor family (issue 12): the scans ``cumsum`` /
-``cumprod`` (buffer rules), ``gather``, ``one_hot``, ``trilu`` and ``sequence_mask`` (index
-rules, fused into their consumers' loops), and ``collapse_sum_to`` (collapse_sum_like's
-reduction).
+``cumprod`` (buffer rules); ``gather``, ``gather_nd``, ``adv_index``, ``one_hot``,
+``trilu``, ``sequence_mask``, ``reverse_sequence``, ``slice_like``, ``meshgrid`` and
+``contrib_reverse_reshape`` (index rules, fused into their consumers' loops); and
+``collapse_sum_to`` (collapse_sum_like's reduction).
 
 Semantics are the interpreter's: a scan keeps its running value in the result dtype and
-adds in sequence (bit-equal to numpy's cumsum); a ``gather`` index outside ``[-n, n)``
+adds in sequence (bit-equal to numpy's cumsum); a gather index outside ``[-n, n)``
 stops the kernel with the interpreter's error (the call is materialized so every index
 is checked) and reads element 0 meanwhile.
 """
@@ -15,11 +16,13 @@ import math
 
 from llvmlite import ir
 
+from ....ir.ty import TensorType
+
 from ....op.impl._util import convert as np_convert
 from ....op.impl._util import norm_axis
 from .context import attrs_of
-from .index import Index
-from .injective import sub_index
+from .index import Index, broadcast
+from .injective import _reshape, clamp, sub_index
 from .reduce import _collapse_sum_like
 from .rules import rule
 from .scalar import convert
@@ -74,13 +77,21 @@ def _scan(kb, call, outs, epilogue):
 
 # --- index rules ----------------------------------------------------------------------------------
 
-_GATHER_MESSAGE = "gather: index {detail} is out of range for a dimension of %d"
-
-
 def _to_i64(kb, v: ir.Value, dt) -> ir.Value:
     if v.type == I64:
         return v
     return kb.builder.sext(v, I64) if dt.signed else kb.builder.zext(v, I64)
+
+
+def _checked(kb, raw: ir.Value, dt, n: int, op: str) -> ir.Value:
+    """An index into an axis of ``n``, negative counted from the end; out of ``[-n, n)``
+    reports the interpreter's error and reads 0."""
+    b = kb.builder
+    raw = _to_i64(kb, raw, dt)
+    k = b.select(b.icmp_signed("<", raw, i64(0)), b.add(raw, i64(n)), raw)
+    bad = b.icmp_unsigned(">=", k, i64(n))
+    kb.report_error(f"{op}: index {{detail}} is out of range for a dimension of {n}", raw, bad)
+    return b.select(bad, i64(0), k)
 
 
 def _gather_check(call):
@@ -96,21 +107,15 @@ def _gather(kb, call, index, field):
     data, indices = call.args
     dshape = kb.shape(data)
     axis = norm_axis(attrs_of(call)["axis"], len(dshape))
-    n = dshape[axis]
-    b = kb.builder
-    raw = _to_i64(kb, kb.value(indices, index), kb.dt(indices))
-    k = b.select(b.icmp_signed("<", raw, i64(0)), b.add(raw, i64(n)), raw)
-    bad = b.icmp_unsigned(">=", k, i64(n))  # below -n stays negative: huge unsigned
-    kb.report_error(_GATHER_MESSAGE % n, raw, bad)
-    dims = index.dims()
-    dims[axis] = b.select(bad, i64(0), k)
+    dims = list(index.dims())  # a copy: the index owns its list
+    dims[axis] = _checked(kb, kb.value(indices, index), kb.dt(indices), dshape[axis], "gather")
     return kb.value(data, sub_index(kb, index, ("gather", call), dshape, dims))
 
 
 @rule("one_hot")
 def _one_hot(kb, call, index, field):
     indices, on, off = call.args
-    dims = index.dims()
+    dims = list(index.dims())  # a copy: the index owns its list
     axis = attrs_of(call)["axis"]
     axis = len(dims) - 1 if axis == -1 else axis
     ishape = kb.shape(indices)
@@ -127,7 +132,7 @@ def _one_hot(kb, call, index, field):
 def _trilu(kb, call, index, field):
     data, k = call.args
     b = kb.builder
-    dims = index.dims()
+    dims = list(index.dims())  # a copy: the index owns its list
     diag = b.sub(dims[-1], dims[-2])  # j - i
     kv = _to_i64(kb, kb.operand(k, index), kb.dt(k))
     keep = b.icmp_signed(">=" if attrs_of(call)["upper"] else "<=", diag, kv)
@@ -140,13 +145,97 @@ def _sequence_mask(kb, call, index, field):
     b = kb.builder
     attrs = attrs_of(call)
     axis = attrs["axis"]
-    dims = index.dims()
+    dims = list(index.dims())  # a copy: the index owns its list
     vshape = kb.shape(valid)
     length = kb.value(valid, sub_index(kb, index, ("sequence_mask", call), vshape, [dims[1 - axis]]))
     keep = b.icmp_signed("<", dims[axis], _to_i64(kb, length, kb.dt(valid)))
     dt = kb.dt(call)
     fill = np_convert(attrs["mask_value"], dt.name).item()  # the interpreter's cast of the value
     return b.select(keep, kb.value(data, index), const(dt, fill))
+
+
+# --- more index maps: reverse_reshape, slice_like, reverse_sequence, meshgrid, gathers ------------
+
+# reverse_reshape moves no element: the same flat offset, as reshape.
+rule("contrib_reverse_reshape", flat=True)(_reshape)
+
+
+@rule("slice_like")
+def _slice_like(kb, call, index, field):
+    data = call.args[0]
+    return kb.value(data, sub_index(kb, index, ("slice_like", call), kb.shape(data), index.dims()))
+
+
+@rule("reverse_sequence")
+def _reverse_sequence(kb, call, index, field):
+    """``t -> L - 1 - t`` for the first ``L = seq_lengths[b]`` steps (L clipped to [0, n])."""
+    data, lengths = call.args
+    shape = kb.shape(data)
+    attrs = attrs_of(call)
+    batch = norm_axis(attrs["batch_axis"], len(shape))
+    seq = norm_axis(attrs["seq_axis"], len(shape))
+    b = kb.builder
+    dims = list(index.dims())  # a copy: the index owns its list
+    raw = kb.value(lengths, sub_index(kb, index, ("revseq-len", call), kb.shape(lengths), [dims[batch]]))
+    n = clamp(b, _to_i64(kb, raw, kb.dt(lengths)), 0, shape[seq])
+    t = dims[seq]
+    dims[seq] = b.select(b.icmp_signed("<", t, n), b.sub(b.sub(n, i64(1)), t), t)
+    return kb.value(data, sub_index(kb, index, ("revseq", call), shape, dims))
+
+
+@rule("meshgrid")
+def _meshgrid(kb, call, index, field):
+    tup = call.args[0]
+    dims = list(index.dims())  # a copy: the index owns its list
+    axis = field
+    if attrs_of(call)["indexing"] == "xy" and len(dims) >= 2 and field < 2:
+        axis = 1 - field  # the first two grid axes are swapped
+    shape = kb.ttype(tup, field).shape
+    sub = sub_index(kb, index, ("meshgrid", call, field), shape, [dims[axis]] if shape else [])
+    return kb.field_value(tup, field, sub)
+
+
+def _no_empty_axis(call):
+    shape = call.args[0]._checked_type
+    if not isinstance(shape, TensorType):
+        shape = shape.fields[0]
+    if 0 in shape.shape and math.prod(call._checked_type.shape):
+        return "indexing into an empty axis"
+    return None
+
+
+@rule("gather_nd", check=_no_empty_axis, materialize=lambda call: True)
+def _gather_nd(kb, call, index, field):
+    data, indices = call.args
+    dshape, ishape = kb.shape(data), kb.shape(indices)
+    m, nb = ishape[0], attrs_of(call)["batch_dims"]
+    dims = list(index.dims())  # a copy: the index owns its list
+    ydims, rest = dims[: len(ishape) - 1], dims[len(ishape) - 1 :]
+    coords = []
+    for j in range(m):
+        raw = kb.value(indices, sub_index(kb, index, ("gather_nd", call, j), ishape, [i64(j)] + ydims))
+        coords.append(_checked(kb, raw, kb.dt(indices), dshape[nb + j], "gather_nd"))
+    return kb.value(data, sub_index(kb, index, ("gather_nd", call), dshape, ydims[:nb] + coords + rest))
+
+
+@rule("adv_index", check=_no_empty_axis, materialize=lambda call: True)
+def _adv_index(kb, call, index, field):
+    tup = call.args[0]
+    n_fields = len(tup._checked_type.fields)
+    dshape = kb.ttype(tup, 0).shape
+    out = kb.shape(call)
+    k = n_fields - 1
+    lead = len(out) - (len(dshape) - k)
+    dims = list(index.dims())  # a copy: the index owns its list
+    bshape = out[:lead]
+    bindex = sub_index(kb, index, ("adv_index", call), bshape, dims[:lead])
+    coords = []
+    for j in range(k):
+        ishape = kb.ttype(tup, j + 1).shape
+        raw = kb.field_value(tup, j + 1, broadcast(bindex, ishape))
+        coords.append(_checked(kb, raw, kb.dt(tup, j + 1), dshape[j], "adv_index"))
+    sub = sub_index(kb, index, ("adv_index-data", call), dshape, coords + dims[lead:])
+    return kb.field_value(tup, 0, sub)
 
 
 # ``collapse_sum_to`` sums to its result shape exactly as collapse_sum_like does.
