@@ -141,3 +141,41 @@ def test_reverse_sequence_slice_like_meshgrid_reverse_reshape(data):
     )
     u, v, w = (random_array(rng, s, "float32") for s in ((3,), (2,), ()))
     check(text, x, lengths, np.zeros(like, "float32"), u, v, w)
+
+
+@PROPS
+@given(data=st.data())
+def test_matrix_set_diag(data):
+    rng = _rng(data)
+    rows, cols = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    k1 = data.draw(st.integers(-rows + 1, cols - 1))
+    k2 = data.draw(st.integers(k1, cols - 1))
+    width = min(rows + min(0, k2), cols - max(0, k1))
+    gshape = (2,) + ((k2 - k1 + 1,) if k1 != k2 else ()) + (width,)
+    sup, sub = data.draw(st.booleans()), data.draw(st.booleans())
+    x = random_array(rng, (2, rows, cols), "float32")
+    g = random_array(rng, gshape, "float32")
+    text = (
+        f"def @main(%x: {tensor((2, rows, cols), 'float32')}, %g: {tensor(gshape, 'float32')}) {{ "
+        f"matrix_set_diag(%x, %g, k1={k1}, k2={k2}, super_diag_right_align={sup}, sub_diag_right_align={sub}) }}"
+    )
+    check(text, x, g)
+
+
+def test_unravel_fixed_point_reinterpret_size_layout():
+    rng = np.random.default_rng(5)
+    idx = rng.integers(0, 60, (7,)).astype("int32")
+    x = rng.integers(-(2**20), 2**20, (2, 8)).astype("int32")
+    f = rng.normal(size=(2, 8)).astype("float32")
+    a = rng.normal(size=(1, 8, 2, 3)).astype("float32")
+    text = (
+        "def @main(%i: Tensor[(7), int32], %s: Tensor[(3), int64], %x: Tensor[(2, 8), int32], "
+        "%f: Tensor[(2, 8), float32], %a: Tensor[(1, 8, 2, 3), float32]) { "
+        "(unravel_index(%i, %s), unravel_index(%i, meta[relay.Constant][0]), "
+        "fixed_point_multiply(%x, multiplier=1518500250, shift=-3), fixed_point_multiply(%x, multiplier=1963413621, shift=2), "
+        'reinterpret(%f, dtype="int32"), reinterpret(%x, dtype="float32"), ndarray_size(%a, dtype="int64"), '
+        'auto_scheduler_layout_transform(%a, src_layout="1N8C2H3W", dst_layout="1N2C3W2H4C")) }'
+    )
+    shape = relay.const(np.array([0, 4, 5], "int32"))  # a zero dim: x / 0 and x % 0 are 0
+    mod = relay.parse(text, init_meta_table={"relay.Constant": [shape]})
+    check(mod, idx, np.array([3, 4, 5], "int64"), x, f, a)

@@ -1,7 +1,9 @@
 """Lowering of the cheap ops of the tensor family (issue 12): the scans ``cumsum`` /
 ``cumprod`` (buffer rules); ``gather``, ``gather_nd``, ``adv_index``, ``one_hot``,
-``trilu``, ``sequence_mask``, ``reverse_sequence``, ``slice_like``, ``meshgrid`` and
-``contrib_reverse_reshape`` (index rules, fused into their consumers' loops); and
+``trilu``, ``sequence_mask``, ``reverse_sequence``, ``slice_like``, ``meshgrid``,
+``contrib_reverse_reshape``, ``matrix_set_diag``, ``unravel_index``,
+``fixed_point_multiply``, ``reinterpret``, ``ndarray_size`` and
+``auto_scheduler_layout_transform`` (index rules, fused into their consumers' loops); and
 ``collapse_sum_to`` (collapse_sum_like's reduction).
 
 Semantics are the interpreter's: a scan keeps its running value in the result dtype and
@@ -20,13 +22,14 @@ from ....ir.ty import TensorType
 
 from ....op.impl._util import convert as np_convert
 from ....op.impl._util import norm_axis
+from ....op.misc import parse_auto_scheduler_layout
 from .context import attrs_of
 from .index import Index, broadcast
 from .injective import _reshape, clamp, sub_index
 from .reduce import _collapse_sum_like
 from .rules import rule
-from .scalar import convert
-from .types import I64, const, i64
+from .scalar import convert, int_divide, int_mod
+from .types import I64, const, dtype, i64
 
 # --- scans -------------------------------------------------------------------------------------
 
@@ -236,6 +239,126 @@ def _adv_index(kb, call, index, field):
         coords.append(_checked(kb, raw, kb.dt(tup, j + 1), dshape[j], "adv_index"))
     sub = sub_index(kb, index, ("adv_index-data", call), dshape, coords + dims[lead:])
     return kb.field_value(tup, 0, sub)
+
+
+@rule("matrix_set_diag")
+def _matrix_set_diag(kb, call, index, field):
+    """Inside the band ``k1 <= j - i <= k2``: the diagonal's element (TensorFlow's layout,
+    as the interpreter); outside it: the input.  Diagonal reads are clamped in range."""
+    data, diag = call.args
+    attrs = attrs_of(call)
+    k1, k2 = attrs["k1"], attrs["k2"]
+    shape, gshape = kb.shape(data), kb.shape(diag)
+    rows, cols, width = shape[-2], shape[-1], gshape[-1]
+    b = kb.builder
+    dims = index.dims()
+    i, j = dims[-2], dims[-1]
+    d = b.sub(j, i)
+
+    def smin(x, y):
+        return b.select(b.icmp_signed("<", x, y), x, y)
+
+    zero = i64(0)
+    length = smin(b.add(i64(rows), smin(d, zero)), b.sub(i64(cols), b.sub(zero, smin(b.sub(zero, d), zero))))
+    super_d = b.icmp_signed(">=", d, zero)
+    right = b.select(super_d, _flag(attrs["super_diag_right_align"]), _flag(attrs["sub_diag_right_align"]))
+    offset = b.select(right, b.sub(i64(width), length), zero)
+    pos = clamp(b, b.add(offset, smin(i, j)), 0, width - 1)
+    gdims = list(dims[:-2])
+    if k1 != k2:
+        gdims.append(clamp(b, b.sub(i64(k2), d), 0, k2 - k1))
+    gdims.append(pos)
+    inband = b.and_(b.icmp_signed(">=", d, i64(k1)), b.icmp_signed("<=", d, i64(k2)))
+    dv = convert(kb, kb.value(diag, sub_index(kb, index, ("matrix_set_diag", call), gshape, gdims)), kb.dt(diag), kb.dt(call))
+    return b.select(inband, dv, kb.value(data, index))
+
+
+def _flag(value: bool) -> ir.Constant:
+    return ir.Constant(ir.IntType(1), int(bool(value)))
+
+
+@rule("unravel_index")
+def _unravel_index(kb, call, index, field):
+    """Coordinate r of an index: divide by the dims after r (innermost first, floor, x / 0
+    is 0), then take the remainder by dim r, in int64 as the interpreter does."""
+    indices, shape = call.args
+    n = kb.shape(shape)[0]
+    b = kb.builder
+    dims = index.dims()
+    ishape = kb.shape(indices)
+    raw = kb.value(indices, sub_index(kb, index, ("unravel", call), ishape, dims[1:]))
+    i64t = dtype("int64")
+    v = convert(kb, raw, kb.dt(indices), i64t)
+    r = dims[0]
+    for k in range(n - 1, -1, -1):
+        dk = convert(kb, kb.value(shape, sub_index(kb, index, ("unravel-dim", call, k), (n,), [i64(k)])), kb.dt(shape), i64t)
+        here = b.icmp_signed("==", r, i64(k))
+        coord = int_mod(kb, v, dk, i64t, "floor")
+        if k == n - 1:
+            result = coord
+        else:
+            result = b.select(here, coord, result)
+        v = int_divide(kb, v, dk, i64t, "floor")
+    return convert(kb, result, i64t, kb.dt(call))
+
+
+def _fixed_point_check(call):
+    shift = attrs_of(call)["shift"]
+    if shift > 31 or -shift + 31 >= 63:
+        return f"shift {shift} outside the range the 64-bit product holds"
+    return None
+
+
+@rule("fixed_point_multiply", flat=True, check=_fixed_point_check)
+def _fixed_point_multiply(kb, call, index, field):
+    """``((x << left) * multiplier + 2**(right + 30)) >> (right + 31)`` in int64."""
+    attrs = attrs_of(call)
+    shift = attrs["shift"]
+    left, right = max(shift, 0), max(-shift, 0)
+    b = kb.builder
+    x = convert(kb, kb.value(call.args[0], index), kb.dt(call.args[0]), dtype("int64"))
+    if left:
+        x = b.shl(x, i64(left))
+    x = b.add(b.mul(x, i64(attrs["multiplier"])), i64(1 << (right + 30)))
+    return convert(kb, b.ashr(x, i64(right + 31)), dtype("int64"), kb.dt(call))
+
+
+def _reinterpret_check(call):
+    src, dst = call.args[0]._checked_type.dtype, call._checked_type.dtype
+    if "bool" in (src, dst) or "uint1" in (src, dst):
+        return "reinterpret of bool"
+    return None
+
+
+@rule("reinterpret", flat=True, check=_reinterpret_check)
+def _reinterpret(kb, call, index, field):
+    v = kb.value(call.args[0], index)
+    target = kb.dt(call).ir
+    return v if v.type == target else kb.builder.bitcast(v, target)
+
+
+@rule("ndarray_size", flat=True)
+def _ndarray_size(kb, call, index, field):
+    return const(kb.dt(call), math.prod(kb.shape(call.args[0])))
+
+
+@rule("auto_scheduler_layout_transform")
+def _auto_scheduler_layout_transform(kb, call, index, field):
+    """Source coordinate of an axis: its destination coordinates, outermost first."""
+    data = call.args[0]
+    attrs = attrs_of(call)
+    _, src_axes = parse_auto_scheduler_layout(attrs["src_layout"])
+    dst_shape, dst_axes = parse_auto_scheduler_layout(attrs["dst_layout"])
+    b = kb.builder
+    dims = index.dims()
+    src = []
+    for name in src_axes:
+        acc = i64(0)
+        for d, n, a in zip(dims, dst_shape, dst_axes):
+            if a == name:
+                acc = b.add(b.mul(acc, i64(n)), d)
+        src.append(acc)
+    return kb.value(data, sub_index(kb, index, ("as_layout", call), kb.shape(data), src))
 
 
 # ``collapse_sum_to`` sums to its result shape exactly as collapse_sum_like does.
