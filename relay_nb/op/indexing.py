@@ -523,14 +523,17 @@ def gather(data, axis, indices) -> Call:
 
 
 def gather_nd(data, indices, batch_dims=0, index_rank=None) -> Call:
+    """Slices of ``data`` at the index tuples in ``indices``' first axis: ``relay.gather_nd(x, idx)``."""
     return call("gather_nd", data, indices, batch_dims=batch_dims, index_rank=index_rank)
 
 
 def scatter_elements(data, indices, updates, axis=0, reduction="update") -> Call:
+    """``data`` with ``updates`` put at ``indices`` along ``axis`` (``reduction``: update, add, mul, mean, min, max)."""
     return call("scatter_elements", data, indices, updates, axis=axis, reduction=reduction)
 
 
 def scatter_nd(data, indices, updates, mode="update") -> Call:
+    """``data`` with ``updates`` written at the index tuples of ``indices`` (``mode``: update, add, mul, min, max)."""
     return call("scatter_nd", data, indices, updates, mode=mode)
 
 
@@ -540,23 +543,28 @@ def adv_index(inputs) -> Call:
 
 
 def one_hot(indices, on_value, off_value, depth, axis, dtype) -> Call:
+    """``relay.one_hot(labels, relay.const(1.0), relay.const(0.0), 10, -1, "float32")``."""
     return call("one_hot", indices, on_value, off_value, depth=int(depth), axis=axis, dtype=dtype)
 
 
 def meshgrid(data, indexing="ij") -> TupleWrapper:
+    """One grid per vector of ``data``: ``gx, gy = relay.meshgrid([x, y], "xy")``."""
     data = list(data)
     return TupleWrapper(call("meshgrid", to_expr(data), indexing=indexing), len(data))
 
 
 def sequence_mask(data, valid_length, mask_value=0, axis=0) -> Call:
+    """Steps at or past ``valid_length[b]`` become ``mask_value`` (data is (T, B, ...) for axis 0)."""
     return call("sequence_mask", data, valid_length, mask_value=float(mask_value), axis=axis)
 
 
 def reverse_sequence(data, seq_lengths, seq_axis=1, batch_axis=0) -> Call:
+    """Reverse the first ``seq_lengths[b]`` steps along ``seq_axis`` for each batch entry ``b``."""
     return call("reverse_sequence", data, seq_lengths, seq_axis=seq_axis, batch_axis=batch_axis)
 
 
 def slice_like(data, shape_like, axes=None) -> Call:
+    """``data[:n0, :n1, ...]`` with the sizes of ``shape_like`` (on ``axes`` only, when given)."""
     return call("slice_like", data, shape_like, axes=ints(axes))
 
 
@@ -592,14 +600,17 @@ def trilu(data, k, upper=True) -> Call:
 
 
 def argwhere(condition) -> Call:
+    """The coordinates of the non-zero elements, one int32 row each: ``relay.argwhere(x > 0)``."""
     return call("argwhere", condition)
 
 
 def unravel_index(indices, shape) -> Call:
+    """Flat ``indices`` into ``shape`` as coordinates, one row per dimension."""
     return call("unravel_index", indices, shape)
 
 
 def invert_permutation(data) -> Call:
+    """The inverse permutation: ``out[data[i]] = i``."""
     return call("invert_permutation", data)
 
 
@@ -611,13 +622,16 @@ def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0
 
 
 def sparse_fill_empty_rows(sparse_indices, sparse_values, dense_shape, default_value) -> TupleWrapper:
+    """``(new_indices, new_values, empty_row_indicator)`` of a COO tensor with its empty rows filled."""
     c = call("sparse_fill_empty_rows", sparse_indices, sparse_values, dense_shape, default_value)
     return TupleWrapper(c, 3)
 
 
 def sparse_reshape(sparse_indices, prev_shape, new_shape) -> TupleWrapper:
+    """``(new_indices, new_shape)`` of a COO tensor reshaped from ``prev_shape`` to ``new_shape``."""
     return TupleWrapper(call("sparse_reshape", sparse_indices, prev_shape, new_shape), 2)
 
 
 def sliding_window(data, axis, window_shape, strides) -> Call:
+    """Every ``window_shape`` window over the axes from ``axis`` on, ``strides`` apart."""
     return call("sliding_window", data, axis=axis, window_shape=ints(window_shape), strides=ints(strides))

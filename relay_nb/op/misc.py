@@ -399,18 +399,22 @@ def reverse_reshape(data, newshape) -> Call:
 
 
 def ndarray_size(data, dtype="int32") -> Call:
+    """The element count of ``data`` as a scalar of ``dtype``."""
     return call("ndarray_size", data, dtype=dtype)
 
 
 def reinterpret(data, dtype) -> Call:
+    """The bits of ``data`` read as ``dtype`` (same width): ``relay.reinterpret(x, "int32")``."""
     return call("reinterpret", data, dtype=dtype)
 
 
 def fixed_point_multiply(data, multiplier, shift) -> Call:
+    """``round(data * multiplier * 2**(shift - 31))`` in integers (a quantized rescale)."""
     return call("fixed_point_multiply", data, multiplier=multiplier, shift=shift)
 
 
 def fixed_point_multiply_per_axis(x, y, lshift, rshift, is_lshift_required, is_rshift_required, axes) -> Call:
+    """fixed_point_multiply with one multiplier ``y`` and shifts per channel along ``axes``."""
     return call(
         "fixed_point_multiply_per_axis", x, y, lshift, rshift,
         is_lshift_required=is_lshift_required, is_rshift_required=is_rshift_required, axes=ints(axes),
@@ -418,6 +422,7 @@ def fixed_point_multiply_per_axis(x, y, lshift, rshift, is_lshift_required, is_r
 
 
 def auto_scheduler_layout_transform(data, src_layout, dst_layout) -> Call:
+    """Re-tile between auto-scheduler layouts: ``(x, "1N8C7H7W", "1N2C7H7W4C")``."""
     return call("auto_scheduler_layout_transform", data, src_layout=src_layout, dst_layout=dst_layout)
 
 
