@@ -78,9 +78,10 @@ def test_one_hot_trilu_sequence_mask(data, dtype):
         f"def @main(%i: {tensor(shape, 'int32')}, %x: {tensor(shape, dtype)}, %v: {tensor((shape[1],), 'int32')}) {{ "
         f'(one_hot(%i, 3f, -1f, depth={depth}, axis={axis}, dtype="float32"), '
         f"trilu(%x, {k}, upper={upper}), sequence_mask(%x, %v, mask_value=-2f), "
-        f"add(trilu(%x, {k}), %x)) }}"
+        f"add(trilu(%x, {k}), %x), sequence_mask(%x, %f, axis=0), "
+        f'one_hot(%i, 1f, 0f, depth={depth}, dtype="int8")) }}'
     )
-    check(text, idx, x, valid)
+    check(text.replace("%v: ", f"%f: {tensor((shape[1],), 'float32')}, %v: "), idx, x, (valid + 0.5).astype("float32"), valid)
 
 
 def test_collapse_sum_to():

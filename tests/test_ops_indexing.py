@@ -39,6 +39,8 @@ TYPES = [
     ("scatter_nd", lambda d, i, u: relay.scatter_nd(d, i, u), [((3, 4), F), ((1, 2), I), ((2, 4), F)], T((3, 4))),
     ("adv_index", lambda d, a, b: relay.adv_index([d, a, b]), [((3, 4, 5), F), ((2, 1), I), ((3,), I)], T((2, 3, 5))),
     ("one_hot", lambda i: relay.one_hot(i, c(1.0, F), c(0.0, F), 4, -1, F), [((2, 3), I)], T((2, 3, 4))),
+    ("one_hot_dtype", lambda i: relay.one_hot(i, c(1.0, F), c(0.0, F), 3, -1, "int8"), [((2,), I)], T((2, 3), "int8")),
+    ("sequence_mask_float", lambda d, v: relay.sequence_mask(d, v), [((4, 5), F), ((5,), F)], T((4, 5))),
     ("one_hot_axis0", lambda i: relay.one_hot(i, c(1, I), c(0, I), 4, 0, I), [((Any,), I)], T((4, Any), I)),
     ("meshgrid_xy", lambda a, b, s: relay.meshgrid([a, b, s], "xy"), [((2,), F), ((3,), F), ((), F)],
      TupleType((T((3, 2, 1)),) * 3)),
@@ -354,6 +356,11 @@ ROUND_TRIPS = [
     ("unravel_index(%i, %i)", "(2, 3), float32", "(2,), int32"),
     ("sparse_to_dense(%i, 1f, 0f, output_shape=[4])", "(2, 3), float32", "(2,), int32"),
     ("sliding_window(%d, axis=1, window_shape=[2], strides=[1])", "(2, 3), float32", "(2,), int32"),
+    ("argwhere(%d)", "(2, 3), float32", "(2,), int32"),
+    ("invert_permutation(%i)", "(2, 3), float32", "(2,), int32"),
+    ("strided_set(%d, 1f, %i, %i, %i)", "(2, 3), float32", "(2,), int32"),
+    ("sparse_fill_empty_rows(%i, %d, shape_of(%i, dtype=\"int64\"), 0f)", "(2,), float32", "(2, 2), int64"),
+    ("sparse_reshape(%i, %d, %d)", "(2,), int64", "(2, 2), int64"),
 ]  # fmt: skip
 
 

@@ -203,9 +203,8 @@ def one_hot_rel(inputs, attrs, reporter):
         raise RelayTypeError("on_value and off_value must be scalars")
     if attrs["depth"] <= 0:
         raise RelayTypeError(f"depth must be positive, got {attrs['depth']}")
-    dtype = reporter.unify_dtype(on.dtype, off.dtype)
-    if attrs["dtype"]:
-        dtype = reporter.unify_dtype(dtype, attrs["dtype"])
+    # The result has attrs.dtype (on/off values are cast to it, as TVM's kernel does).
+    dtype = attrs["dtype"] or reporter.unify_dtype(on.dtype, off.dtype)
     rank = len(indices.shape)
     axis = rank if attrs["axis"] == -1 else norm_axis(attrs["axis"], rank, extra=1)
     shape = indices.shape[:axis] + (attrs["depth"],) + indices.shape[axis:]
@@ -233,7 +232,7 @@ def meshgrid_rel(inputs, attrs, reporter):
 def sequence_mask_rel(inputs, attrs, reporter):
     """data (T, B, ...) with axis=0, or (B, T, ...) with axis=1; valid_length (B,)."""
     data = tensor(inputs[0], "data")
-    valid = _int_tensor(inputs[1], "valid_length")
+    valid = tensor(inputs[1], "valid_length")  # integer or float lengths (MXNet's are float)
     if attrs["axis"] not in (0, 1):
         raise RelayTypeError(f"axis must be 0 or 1, got {attrs['axis']}")
     if len(data.shape) < 2:

@@ -151,7 +151,11 @@ def _sequence_mask(kb, call, index, field):
     dims = list(index.dims())  # a copy: the index owns its list
     vshape = kb.shape(valid)
     length = kb.value(valid, sub_index(kb, index, ("sequence_mask", call), vshape, [dims[1 - axis]]))
-    keep = b.icmp_signed("<", dims[axis], _to_i64(kb, length, kb.dt(valid)))
+    vdt = kb.dt(valid)
+    if vdt.is_float:  # a float length: compare as the interpreter does, step < length
+        keep = b.fcmp_ordered("<", b.sitofp(dims[axis], vdt.ir), length)
+    else:
+        keep = b.icmp_signed("<", dims[axis], _to_i64(kb, length, vdt))
     dt = kb.dt(call)
     fill = np_convert(attrs["mask_value"], dt.name).item()  # the interpreter's cast of the value
     return b.select(keep, kb.value(data, index), const(dt, fill))
