@@ -180,3 +180,38 @@ def test_unravel_fixed_point_reinterpret_size_layout():
     shape = relay.const(np.array([0, 4, 5], "int32"))  # a zero dim: x / 0 and x % 0 are 0
     mod = relay.parse(text, init_meta_table={"relay.Constant": [shape]})
     check(mod, idx, np.array([3, 4, 5], "int64"), x, f, a)
+
+
+@PROPS
+@given(data=st.data(), lshift=st.booleans(), rshift=st.booleans())
+def test_fixed_point_multiply_per_axis(data, lshift, rshift):
+    rng = _rng(data)
+    shape = shape_of(data, min_rank=1, max_rank=3)
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    c = shape[axis]
+    x = rng.integers(-(2**20), 2**20, shape).astype("int32")
+    m = rng.integers(2**29, 2**31 - 1, (c,)).astype("int32")
+    ls = rng.integers(-1, 66, (c,)).astype("int32")  # with counts numpy shifts to 0 / the sign
+    rs = rng.integers(-1, 40, (c,)).astype("int32")
+    text = (
+        f"def @main(%x: {tensor(shape, 'int32')}, %m: {tensor((c,), 'int32')}, %l: {tensor((c,), 'int32')}, "
+        f"%r: {tensor((c,), 'int32')}) {{ fixed_point_multiply_per_axis(%x, %m, %l, %r, "
+        f"is_lshift_required={lshift}, is_rshift_required={rshift}, axes=[{axis}]) }}"
+    )
+    check(text, x, m, ls, rs)
+
+
+@pytest.mark.parametrize(
+    "perm, bad",
+    [([2, 0, 3, 1], None), ([], None), ([1, 1, 0], 1), ([0, 3, 1], 3), ([-1, 0, 1], -1)],
+)
+def test_invert_permutation(perm, bad):
+    text = f"def @main(%p: Tensor[({len(perm)}), int32]) {{ invert_permutation(%p) }}"
+    p = np.array(perm, "int32")
+    if bad is None:
+        check(text, p)
+        return
+    for ex in ("interpreter", "jit"):
+        f = relay.create_executor(ex, mod=relay.parse(text)).evaluate()
+        with pytest.raises(relay.EvalError, match=rf"value {bad} is out of range or repeated"):
+            f(p)

@@ -217,12 +217,21 @@ def _unravel_index(args, attrs, out):
     return np.stack(coords[::-1]) if coords else np.zeros((0,) + indices.shape, indices.dtype)
 
 
+def permutation_message(n: int) -> str:
+    """The error of a non-permutation (a template with ``{detail}``, shared with the JIT)."""
+    return f"invert_permutation: data is not a permutation of 0..{n - 1} (value {{detail}} is out of range or repeated)"
+
+
 @impl("invert_permutation")
 def _invert_permutation(args, attrs, out):
     data = args[0].astype(np.int64)
     n = data.shape[0]
-    if sorted(data.tolist()) != list(range(n)):
-        raise EvalError(f"data {data.tolist()} is not a permutation of 0..{n - 1}")
+    # The first value (in order) that is out of range or repeats an earlier one.
+    repeated = np.ones(n, bool)
+    repeated[np.unique(data, return_index=True)[1]] = False
+    bad = (data < 0) | (data >= n) | repeated
+    if bad.any():
+        raise EvalError(permutation_message(n).format(detail=int(data[np.argmax(bad)])))
     inverse = np.empty(n, np.int64)
     inverse[data] = np.arange(n)
     return inverse

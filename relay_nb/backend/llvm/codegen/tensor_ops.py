@@ -1,8 +1,8 @@
 """Lowering of the cheap ops of the tensor family (issue 12): the scans ``cumsum`` /
-``cumprod`` (buffer rules); ``gather``, ``gather_nd``, ``adv_index``, ``one_hot``,
+``cumprod`` and ``invert_permutation`` (buffer rules); ``gather``, ``gather_nd``, ``adv_index``, ``one_hot``,
 ``trilu``, ``sequence_mask``, ``reverse_sequence``, ``slice_like``, ``meshgrid``,
 ``contrib_reverse_reshape``, ``matrix_set_diag``, ``unravel_index``,
-``fixed_point_multiply``, ``reinterpret``, ``ndarray_size`` and
+``fixed_point_multiply(_per_axis)``, ``reinterpret``, ``ndarray_size`` and
 ``auto_scheduler_layout_transform`` (index rules, fused into their consumers' loops); and
 ``collapse_sum_to`` (collapse_sum_like's reduction).
 
@@ -22,13 +22,14 @@ from ....ir.ty import TensorType
 
 from ....op.impl._util import convert as np_convert
 from ....op.impl._util import norm_axis
+from ....op.impl.indexing import permutation_message
 from ....op.misc import parse_auto_scheduler_layout
 from .context import attrs_of
 from .index import Index, broadcast
 from .injective import _reshape, clamp, sub_index
 from .reduce import _collapse_sum_like
 from .rules import rule
-from .scalar import convert, int_divide, int_mod
+from .scalar import convert, int_divide, int_mod, shift
 from .types import I64, const, dtype, i64
 
 # --- scans -------------------------------------------------------------------------------------
@@ -76,6 +77,29 @@ def _scan(kb, call, outs, epilogue):
                 prev = b.sub(here, i64(inner))
                 v = element(prev if exclusive else here)
                 out.store_flat(b, here, combine(out.load_flat(b, prev), v))
+
+
+@rule("invert_permutation", kind="buffer")
+def _invert_permutation(kb, call, outs, epilogue):
+    """``out[data[i]] = i``, marking each target in a scratch bitmap: the first value out
+    of range or seen before stops the kernel with the interpreter's error."""
+    data = call.args[0]
+    out = outs[0]
+    n = kb.shape(data)[0]
+    if n == 0:
+        return
+    b = kb.builder
+    flag = dtype("bool")
+    seen = kb.scratch((n,), flag)
+    with kb.loop(n, "z") as i:
+        seen.store_flat(b, i, const(flag, False))
+    with kb.loop(n, "p") as i:
+        v = _to_i64(kb, kb.value(data, Index(b, (n,), flat=i)), kb.dt(data))
+        outside = b.icmp_unsigned(">=", v, i64(n))  # negative values are huge unsigned
+        target = b.select(outside, i64(0), v)
+        kb.report_error(permutation_message(n), v, b.or_(outside, seen.load_flat(b, target)))
+        seen.store_flat(b, target, const(flag, True))
+        out.store_flat(b, target, convert(kb, i, dtype("int64"), out.dt))
 
 
 # --- index rules ----------------------------------------------------------------------------------
@@ -325,6 +349,33 @@ def _fixed_point_multiply(kb, call, index, field):
         x = b.shl(x, i64(left))
     x = b.add(b.mul(x, i64(attrs["multiplier"])), i64(1 << (right + 30)))
     return convert(kb, b.ashr(x, i64(right + 31)), dtype("int64"), kb.dt(call))
+
+
+@rule("fixed_point_multiply_per_axis")
+def _fixed_point_multiply_per_axis(kb, call, index, field):
+    """The same arithmetic with the channel's multiplier and shifts (numpy's shift rules for
+    any count, as the interpreter: ``<<`` by 64 or more is 0, ``>>`` fills the sign)."""
+    x, mult, left, right = call.args
+    attrs = attrs_of(call)
+    axis = norm_axis(attrs["axes"][0], len(kb.shape(x)))
+    b = kb.builder
+    i64t = dtype("int64")
+    channel = index.dims()[axis]
+
+    def per_channel(t):
+        n = kb.shape(t)[0]
+        sub = sub_index(kb, index, ("fpm-axis", call, t), (n,), [channel if n > 1 else i64(0)])
+        return convert(kb, kb.value(t, sub), kb.dt(t), i64t)
+
+    v = convert(kb, kb.value(x, index), kb.dt(x), i64t)
+    if attrs["is_lshift_required"]:
+        v = shift(kb, v, per_channel(left), i64t, left=True)
+    total = i64(31)
+    if attrs["is_rshift_required"]:
+        total = b.add(per_channel(right), total)
+    rounding = shift(kb, i64(1), b.sub(total, i64(1)), i64t, left=True)
+    v = b.add(b.mul(v, per_channel(mult)), rounding)
+    return convert(kb, shift(kb, v, total, i64t, left=False), i64t, kb.dt(call))
 
 
 def _reinterpret_check(call):
