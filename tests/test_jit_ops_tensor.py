@@ -215,3 +215,25 @@ def test_invert_permutation(perm, bad):
         f = relay.create_executor(ex, mod=relay.parse(text)).evaluate()
         with pytest.raises(relay.EvalError, match=rf"value {bad} is out of range or repeated"):
             f(p)
+
+
+@pytest.mark.parametrize(
+    "equation, shapes",
+    [
+        ("ij,jk->ik", [(2, 3), (3, 4)]),
+        ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]),
+        ("ii->i", [(3, 3)]),
+        ("ii", [(3, 3)]),
+        ("i,j->ij", [(3,), (2,)]),
+        ("...ij,...jk->...ik", [(2, 1, 2, 3), (3, 3, 2)]),
+        ("ij,ij,ij->", [(2, 3), (2, 3), (1, 3)]),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_einsum(equation, shapes, dtype):
+    rng = np.random.default_rng(7)
+    args = [random_array(rng, s, dtype) for s in shapes]
+    params = ", ".join(f"%a{k}: {tensor(s, dtype)}" for k, s in enumerate(shapes))
+    fields = ", ".join(f"%a{k}" for k in range(len(shapes)))
+    text = f'def @main({params}) {{ einsum(({fields},), equation="{equation}") }}'
+    check(text, *args, rtol=1e-5, atol=1e-5)

@@ -1,5 +1,5 @@
 """Lowering of the cheap ops of the tensor family (issue 12): the scans ``cumsum`` /
-``cumprod`` and ``invert_permutation`` (buffer rules); ``gather``, ``gather_nd``, ``adv_index``, ``one_hot``,
+``cumprod``, ``invert_permutation`` and ``einsum`` (buffer rules); ``gather``, ``gather_nd``, ``adv_index``, ``one_hot``,
 ``trilu``, ``sequence_mask``, ``reverse_sequence``, ``slice_like``, ``meshgrid``,
 ``contrib_reverse_reshape``, ``matrix_set_diag``, ``unravel_index``,
 ``fixed_point_multiply(_per_axis)``, ``reinterpret``, ``ndarray_size`` and
@@ -15,6 +15,7 @@ is checked) and reads element 0 meanwhile.
 from __future__ import annotations
 
 import math
+from contextlib import ExitStack
 
 from llvmlite import ir
 
@@ -23,7 +24,7 @@ from ....ir.ty import TensorType
 from ....op.impl._util import convert as np_convert
 from ....op.impl._util import norm_axis
 from ....op.impl.indexing import permutation_message
-from ....op.misc import parse_auto_scheduler_layout
+from ....op.misc import parse_auto_scheduler_layout, parse_einsum
 from .context import attrs_of
 from .index import Index, broadcast
 from .injective import _reshape, clamp, sub_index
@@ -100,6 +101,45 @@ def _invert_permutation(kb, call, outs, epilogue):
         kb.report_error(permutation_message(n), v, b.or_(outside, seen.load_flat(b, target)))
         seen.store_flat(b, target, const(flag, True))
         out.store_flat(b, target, convert(kb, i, dtype("int64"), out.dt))
+
+
+def _einsum_check(call):
+    if any(f.dtype == "bool" for f in call.args[0]._checked_type.fields):
+        return "einsum of bool tensors"
+    return None
+
+
+@rule("einsum", kind="buffer", check=_einsum_check)
+def _einsum(kb, call, outs, epilogue):
+    """Each output element sums the product of its operands over the letters the output
+    does not name (one loop per such letter); a size-1 operand dim broadcasts."""
+    tup = call.args[0]
+    out = outs[0]
+    n_ops = len(tup._checked_type.fields)
+    shapes = [kb.ttype(tup, k).shape for k in range(n_ops)]
+    subs, rhs = parse_einsum(attrs_of(call)["equation"], [len(sh) for sh in shapes])
+    size: dict[str, int] = {}
+    for t, sh in zip(subs, shapes):
+        for c, d in zip(t, sh):
+            size[c] = max(size.get(c, 1), d) if d != 0 else 0
+    summed = [c for c in dict.fromkeys("".join(subs)) if c not in rhs]
+    b, dt = kb.builder, out.dt
+    with b.goto_block(kb.func.entry_basic_block):
+        acc = b.alloca(dt.ir)  # in the entry block: one slot, promoted to a register
+    with kb.nest(out.shape) as oi:
+        coord = dict(zip(rhs, oi.dims()))
+        b.store(const(dt, 0), acc)
+        with ExitStack() as stack:
+            for c in summed:
+                coord[c] = stack.enter_context(kb.loop(size[c], "e" + str(ord(c))))
+            term = None
+            for k, (t, sh) in enumerate(zip(subs, shapes)):
+                dims = [coord[c] if d != 1 else i64(0) for c, d in zip(t, sh)]
+                v = convert(kb, kb.field_value(tup, k, Index(b, sh, dims=dims)), kb.dt(tup, k), dt)
+                term = v if term is None else (b.fmul(term, v) if dt.is_float else b.mul(term, v))
+            old = b.load(acc)
+            b.store(b.fadd(old, term) if dt.is_float else b.add(old, term), acc)
+        out.store(b, oi, b.load(acc))
 
 
 # --- index rules ----------------------------------------------------------------------------------
