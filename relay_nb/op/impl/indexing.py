@@ -46,9 +46,8 @@ def _gather_nd(args, attrs, out):
     data, indices = args
     m, b = indices.shape[0], attrs["batch_dims"]
     ys = indices.shape[1:]
-    batch = [
-        np.arange(ys[i]).reshape((-1,) + (1,) * (len(ys) - 1 - i)) for i in range(b)
-    ]  # the batch coordinates are the position's own
+    # A batch coordinate is the position's own (an arange along that axis of the result).
+    batch = [np.arange(ys[i]).reshape((-1,) + (1,) * (len(ys) - 1 - i)) for i in range(b)]
     coords = [checked_index(indices[i], data.shape[b + i]) for i in range(m)]
     return data[tuple(batch + coords)]
 
@@ -67,6 +66,8 @@ _REDUCE = {
 def _scatter_elements(args, attrs, out):
     data, indices, updates = args
     axis = norm_axis(attrs["axis"], data.ndim)
+    if attrs["reduction"] not in _REDUCE:
+        raise EvalError(f"unknown reduction {attrs['reduction']!r}")
     result = data.copy()
     idx = checked_index(indices, data.shape[axis])
     fn = _REDUCE[attrs["reduction"]]
