@@ -102,7 +102,7 @@ def test_every_op_with_an_impl_has_an_llvm_rule_or_is_reported():
 # The tensor family of issue 12 without a lowering (they run interpreted inside a build).
 UNLOWERED_TENSOR_OPS = {
     "argsort", "argwhere", "dft", "einsum",
-    "meta_schedule_layout_transform", "scatter_elements", "scatter_nd",
+    "scatter_elements", "scatter_nd",
     "searchsorted", "sliding_window", "sort", "sparse_fill_empty_rows", "sparse_reshape",
     "sparse_to_dense", "stft", "strided_set", "topk", "unique",
 }  # fmt: skip

@@ -237,3 +237,17 @@ def test_einsum(equation, shapes, dtype):
     fields = ", ".join(f"%a{k}" for k in range(len(shapes)))
     text = f'def @main({params}) {{ einsum(({fields},), equation="{equation}") }}'
     check(text, *args, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "shape, index_map",
+    [
+        ((8, 3), "lambda i, j: (i // 4, j, i % 4)"),
+        ((4, 6), "lambda i, j: (j, i)"),
+        ((2, 3, 4), "lambda a, b, c: (a * 3 + b, c - 2)"),
+        ((5, 2), "lambda i, j: (i % 2, j)"),  # not a bijection: later elements win, gaps are 0
+    ],
+)
+def test_meta_schedule_layout_transform(shape, index_map):
+    x = random_array(np.random.default_rng(3), shape, "float32")
+    check(f'def @main(%x: {tensor(shape, "float32")}) {{ meta_schedule_layout_transform(%x, index_map="{index_map}") }}', x)

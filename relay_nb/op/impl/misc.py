@@ -94,7 +94,8 @@ def _auto_scheduler_layout_transform(args, attrs, out):
 @impl("meta_schedule_layout_transform")
 def _meta_schedule_layout_transform(args, attrs, out):
     """Every element moves to the index the map gives it, counted from the index's lowest
-    possible value (the relation's extents); positions no element maps to are 0."""
+    possible value (the relation's extents); positions no element maps to are 0, and when
+    several map to one position the last in row-major order wins."""
     x = args[0]
     params, outs = parse_index_map(attrs["index_map"])
     if x.size == 0:

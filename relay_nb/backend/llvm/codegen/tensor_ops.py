@@ -1,5 +1,6 @@
 """Lowering of the cheap ops of the tensor family (issue 12): the scans ``cumsum`` /
-``cumprod``, ``invert_permutation`` and ``einsum`` (buffer rules); ``gather``, ``gather_nd``, ``adv_index``, ``one_hot``,
+``cumprod``, ``invert_permutation``, ``einsum`` and ``meta_schedule_layout_transform``
+(buffer rules); ``gather``, ``gather_nd``, ``adv_index``, ``one_hot``,
 ``trilu``, ``sequence_mask``, ``reverse_sequence``, ``slice_like``, ``meshgrid``,
 ``contrib_reverse_reshape``, ``matrix_set_diag``, ``unravel_index``,
 ``fixed_point_multiply(_per_axis)``, ``reinterpret``, ``ndarray_size`` and
@@ -24,7 +25,7 @@ from ....ir.ty import TensorType
 from ....op.impl._util import convert as np_convert
 from ....op.impl._util import norm_axis
 from ....op.impl.indexing import permutation_message
-from ....op.misc import parse_auto_scheduler_layout, parse_einsum
+from ....op.misc import eval_index, index_map_ranges, parse_auto_scheduler_layout, parse_einsum, parse_index_map
 from .context import attrs_of
 from .index import Index, broadcast
 from .injective import _reshape, clamp, sub_index
@@ -140,6 +141,55 @@ def _einsum(kb, call, outs, epilogue):
             old = b.load(acc)
             b.store(b.fadd(old, term) if dt.is_float else b.add(old, term), acc)
         out.store(b, oi, b.load(acc))
+
+
+class _IndexValue:
+    """An i64 LLVM value with the arithmetic of index maps (floor ``//`` and ``%``), so
+    :func:`relay_nb.op.misc.eval_index` evaluates a map into instructions."""
+
+    I64T = dtype("int64")
+
+    def __init__(self, kb, v: ir.Value):
+        self.kb, self.v = kb, v
+
+    def _wrap(self, other) -> "_IndexValue":
+        return other if isinstance(other, _IndexValue) else _IndexValue(self.kb, i64(other))
+
+    def __add__(self, o):
+        return _IndexValue(self.kb, self.kb.builder.add(self.v, self._wrap(o).v))
+
+    def __sub__(self, o):
+        return _IndexValue(self.kb, self.kb.builder.sub(self.v, self._wrap(o).v))
+
+    def __mul__(self, o):
+        return _IndexValue(self.kb, self.kb.builder.mul(self.v, self._wrap(o).v))
+
+    def __floordiv__(self, o):
+        return _IndexValue(self.kb, int_divide(self.kb, self.v, self._wrap(o).v, self.I64T, "floor"))
+
+    def __mod__(self, o):
+        return _IndexValue(self.kb, int_mod(self.kb, self.v, self._wrap(o).v, self.I64T, "floor"))
+
+
+@rule("meta_schedule_layout_transform", kind="buffer")
+def _meta_schedule_layout_transform(kb, call, outs, epilogue):
+    """Zero the result, then move every input element to the index the map gives it
+    (counted from each index's lowest value, as the interpreter and the relation)."""
+    data = call.args[0]
+    out = outs[0]
+    shape = kb.shape(data)
+    b = kb.builder
+    with kb.loop(out.size, "z") as f:
+        out.store_flat(b, f, const(out.dt, 0))
+    if math.prod(shape) == 0:
+        return
+    params, exprs = parse_index_map(attrs_of(call)["index_map"])
+    ranges = index_map_ranges(exprs, params, shape)
+    with kb.nest(shape) as xi:
+        env = {p: _IndexValue(kb, d) for p, d in zip(params, xi.dims())}
+        env["const"] = lambda v: _IndexValue(kb, i64(v))
+        dims = [b.sub(eval_index(e, env).v, i64(lo)) for e, (lo, _) in zip(exprs, ranges)]
+        out.store(b, Index(b, out.shape, dims=dims), kb.value(data, xi))
 
 
 # --- index rules ----------------------------------------------------------------------------------
