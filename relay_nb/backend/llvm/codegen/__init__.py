@@ -19,7 +19,7 @@ def load_rules() -> None:
     import relay_nb.op.impl  # noqa: F401  (the ops must exist before rules are attached)
 
     from . import anchors, elementwise, image, indexing, injective, norm, pool, reduce  # noqa: F401
-    from . import tensor_ops  # noqa: F401  (scans, gather, one_hot, trilu, sequence_mask)
+    from . import tensor_index, tensor_loops  # noqa: F401  (the tensor ops of issue 12)
 
 
 from .lower import Lowered, lower  # noqa: E402
