@@ -1,6 +1,7 @@
-"""The tensor-family ops lowered to LLVM (cumsum, cumprod, gather, one_hot, trilu,
-sequence_mask, collapse_sum_to) agree exactly with the interpreter (hypothesis), fuse with
-their neighbours, and the family's other ops run in the interpreter inside a built module."""
+"""The tensor-family ops lowered to LLVM (codegen/tensor_index.py, codegen/tensor_loops.py)
+agree with the interpreter (exactly, but einsum's summation order; hypothesis where the
+attributes vary), fuse with their neighbours, report the interpreter's errors, and the
+family's unlowered ops run in the interpreter inside a built module."""
 
 from __future__ import annotations
 
