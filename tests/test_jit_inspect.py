@@ -104,5 +104,5 @@ UNLOWERED_TENSOR_OPS = {
     "argsort", "argwhere", "dft", "einsum",
     "scatter_elements", "scatter_nd",
     "searchsorted", "sliding_window", "sort", "sparse_fill_empty_rows", "sparse_reshape",
-    "sparse_to_dense", "stft", "strided_set", "topk", "unique",
+    "sparse_to_dense", "stft", "topk", "unique",
 }  # fmt: skip

@@ -252,3 +252,40 @@ def test_einsum(equation, shapes, dtype):
 def test_meta_schedule_layout_transform(shape, index_map):
     x = random_array(np.random.default_rng(3), shape, "float32")
     check(f'def @main(%x: {tensor(shape, "float32")}) {{ meta_schedule_layout_transform(%x, index_map="{index_map}") }}', x)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_strided_set_with_python_slice_rules(data):
+    rng = _rng(data)
+    shape = shape_of(data, min_rank=1, max_rank=3)
+    n = data.draw(st.integers(1, len(shape)))
+    begin = [data.draw(st.integers(-6, 6)) for _ in range(n)]
+    end = [data.draw(st.integers(-6, 6)) for _ in range(n)]
+    steps = [data.draw(st.sampled_from([1, 2, -1, -3])) for _ in range(data.draw(st.integers(0, n)))]
+    region = np.zeros(shape)[tuple(slice(b, e, s) for b, e, s in zip(begin, end, steps + [1] * n))].shape
+    vshape = tuple(d if data.draw(st.booleans()) else 1 for d in region[data.draw(st.integers(0, len(shape))) :])
+    x = random_array(rng, shape, "float32")
+    v = random_array(rng, vshape, "float32")
+    text = (
+        f"def @main(%x: {tensor(shape, 'float32')}, %v: {tensor(vshape, 'float32')}, %b: {tensor((n,), 'int64')}, "
+        f"%e: {tensor((n,), 'int32')}, %s: {tensor((len(steps),), 'int64')}) {{ strided_set(%x, %v, %b, %e, %s) }}"
+    )
+    check(text, x, v, np.array(begin, "int64"), np.array(end, "int32"), np.array(steps, "int64"))
+
+
+@pytest.mark.parametrize(
+    "v_shape, strides, message",
+    [((3,), [1, 1], "axis 0 of v (3) does not broadcast to the 2 elements the slice has along axis 1"),
+     ((1,), [1, 0], "strides must not be 0")],
+)  # fmt: skip
+def test_strided_set_errors_are_the_interpreters(v_shape, strides, message):
+    text = (
+        f"def @main(%x: Tensor[(4, 5), float32], %v: {tensor(v_shape, 'float32')}, %s: Tensor[(2), int32]) {{ "
+        "strided_set(%x, %v, meta[relay.Constant][0], meta[relay.Constant][1], %s) }"
+    )
+    meta = {"relay.Constant": [relay.const(np.array([0, 1], "int32")), relay.const(np.array([2, 3], "int32"))]}
+    for ex in ("interpreter", "jit"):
+        f = relay.create_executor(ex, mod=relay.parse(text, init_meta_table=meta)).evaluate()
+        with pytest.raises(relay.EvalError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            f(np.zeros((4, 5), "float32"), np.ones(v_shape, "float32"), np.array(strides, "int32"))

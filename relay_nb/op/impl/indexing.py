@@ -159,14 +159,34 @@ def _slice_like(args, attrs, out):
     return data[tuple(index)]
 
 
+STRIDE_MESSAGE = "strided_set: strides must not be 0"
+
+
+def broadcast_message(j: int, d: int, k: int) -> str:
+    """The error of a ``v`` that does not fit the slice (a template with ``{detail}``, the
+    slice's length, shared with the JIT)."""
+    return f"strided_set: axis {j} of v ({d}) does not broadcast to the {{detail}} elements the slice has along axis {k}"
+
+
 @impl("strided_set")
 def _strided_set(args, attrs, out):
+    """``data[begin:end:strides] = v`` over the leading ``min(len(begin), len(end))`` axes
+    (Python's slice rules; missing strides are 1); ``v`` broadcasts to the slice."""
     data, v, begin, end, strides = args
-    n = len(begin)
-    strides = list(strides.reshape(-1)) + [1] * (n - strides.size)
-    if any(int(s) == 0 for s in strides):
-        raise EvalError("strides must not be 0")
-    index = tuple(slice(int(b), int(e), int(s)) for b, e, s in zip(begin.reshape(-1), end.reshape(-1), strides))
+    n = min(begin.size, end.size)
+    if n > data.ndim:
+        raise EvalError(f"{n} slice bounds for a rank-{data.ndim} tensor")
+    steps = [int(s) for s in strides.reshape(-1)[:n]] + [1] * max(0, n - strides.size)
+    if 0 in steps:
+        raise EvalError(STRIDE_MESSAGE)
+    index = tuple(slice(int(b), int(e), s) for b, e, s in zip(begin.reshape(-1), end.reshape(-1), steps))
+    region = data[index].shape
+    lead = data.ndim - v.ndim
+    if lead < 0:
+        raise EvalError(f"v has rank {v.ndim}, more than the data's {data.ndim}")
+    for j, d in enumerate(v.shape):
+        if d != 1 and d != region[lead + j]:
+            raise EvalError(broadcast_message(j, d, lead + j).format(detail=region[lead + j]))
     result = data.copy()
     result[index] = v
     return result

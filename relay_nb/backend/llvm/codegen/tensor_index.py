@@ -2,12 +2,13 @@
 ``gather``, ``gather_nd``, ``adv_index``, ``one_hot``, ``trilu``, ``sequence_mask``,
 ``reverse_sequence``, ``slice_like``, ``meshgrid``, ``contrib_reverse_reshape``,
 ``matrix_set_diag``, ``unravel_index``, ``fixed_point_multiply(_per_axis)``,
-``reinterpret``, ``ndarray_size`` and ``auto_scheduler_layout_transform``.  The family's
+``reinterpret``, ``ndarray_size``, ``auto_scheduler_layout_transform`` and ``strided_set``.  The family's
 buffer rules are in :mod:`.tensor_loops`.
 
 Semantics are the interpreter's: an index outside ``[-n, n)`` (gather, gather_nd,
 adv_index) stops the kernel with the interpreter's error (those calls are materialized so
-every index is checked) and reads element 0 meanwhile.
+every index is checked) and reads element 0 meanwhile; so does a ``strided_set`` stride of
+0 or a ``v`` that does not fit the slice.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from llvmlite import ir
 from ....ir.ty import TensorType
 from ....op.impl._util import convert as np_convert
 from ....op.impl._util import norm_axis
+from ....op.impl.indexing import STRIDE_MESSAGE, broadcast_message
 from ....op.misc import parse_auto_scheduler_layout
 from .context import attrs_of
 from .index import broadcast
 from .injective import _reshape, clamp, sub_index
 from .rules import rule
 from .scalar import convert, int_divide, int_mod, shift
-from .types import I64, const, dtype, i64
+from .types import I64, Unsupported, const, dtype, i64
 
 # --- index rules ----------------------------------------------------------------------------------
 
@@ -339,6 +341,84 @@ def _auto_scheduler_layout_transform(kb, call, index, field):
                 acc = b.add(b.mul(acc, i64(n)), d)
         src.append(acc)
     return kb.value(data, sub_index(kb, index, ("as_layout", call), kb.shape(data), src))
+
+
+# --- strided_set ----------------------------------------------------------------------------------
+
+
+def _strided_set_check(call):
+    data, v, begin, end, strides = (a._checked_type for a in call.args)
+    n = min(begin.shape[0], end.shape[0])
+    if n > len(data.shape) or len(v.shape) > len(data.shape):
+        return "more slice bounds or v axes than data axes"
+    if math.prod(data.shape) == 0:
+        return "an empty tensor (its checks are the interpreter's)"
+    return None
+
+
+def _slice_axis(kb, x: ir.Value, bv: ir.Value, ev: ir.Value, sv: ir.Value, n: int):
+    """Python's ``slice(b, e, s).indices(n)`` at coordinate ``x``: (inside, position in
+    the slice, slice length), for either sign of ``s`` (0 is reported by the caller)."""
+    b = kb.builder
+
+    def smax(p, q):
+        return b.select(b.icmp_signed(">", p, q), p, q)
+
+    def smin(p, q):
+        return b.select(b.icmp_signed("<", p, q), p, q)
+
+    def bound(v, lo, hi):  # a negative bound counts from the end, then clamps
+        neg = b.icmp_signed("<", v, i64(0))
+        return b.select(neg, smax(b.add(v, i64(n)), i64(lo)), smin(v, i64(hi)))
+
+    up = b.icmp_signed(">", sv, i64(0))
+    start = b.select(up, bound(bv, 0, n), bound(bv, -1, n - 1))
+    stop = b.select(up, bound(ev, 0, n), bound(ev, -1, n - 1))
+    step = b.select(up, sv, b.neg(sv))  # |s|, 1 when s is 0 (then nothing is inside)
+    step = b.select(b.icmp_signed("==", step, i64(0)), i64(1), step)
+    dist = b.select(up, b.sub(x, start), b.sub(start, x))
+    span = b.select(up, b.sub(stop, start), b.sub(start, stop))  # elements start..stop
+    inside = b.and_(b.icmp_signed(">=", dist, i64(0)), b.icmp_signed("<", dist, span))
+    inside = b.and_(inside, b.icmp_signed("==", b.srem(smax(dist, i64(0)), step), i64(0)))
+    inside = b.and_(inside, b.icmp_signed("!=", sv, i64(0)))
+    length = b.sdiv(b.add(smax(span, i64(0)), b.sub(step, i64(1))), step)
+    return inside, b.sdiv(smax(dist, i64(0)), step), length
+
+
+@rule("strided_set", check=_strided_set_check, materialize=lambda call: True)
+def _strided_set(kb, call, index, field):
+    data, v, begin, end, strides = call.args
+    shape, vshape = kb.shape(data), kb.shape(v)
+    n = min(kb.shape(begin)[0], kb.shape(end)[0])
+    ns = kb.shape(strides)[0]
+    b = kb.builder
+    dims = index.dims()
+
+    def bound(t, k):
+        sub = sub_index(kb, index, ("strided_set", call, t, k), kb.shape(t), [i64(k)])
+        return _to_i64(kb, kb.value(t, sub), kb.dt(t))
+
+    steps = [bound(strides, k) if k < ns else i64(1) for k in range(n)]
+    for s in steps:
+        kb.report_error(STRIDE_MESSAGE, s, b.icmp_signed("==", s, i64(0)))
+    inside, pos, lengths = ir.Constant(ir.IntType(1), 1), list(dims), list(map(i64, shape))
+    for k in range(n):
+        ok, pos[k], lengths[k] = _slice_axis(kb, dims[k], bound(begin, k), bound(end, k), steps[k], shape[k])
+        inside = b.and_(inside, ok)
+    lead = len(shape) - len(vshape)
+    vdims = []
+    for j, d in enumerate(vshape):
+        k = lead + j
+        if d == 1:
+            vdims.append(i64(0))
+            continue
+        if k < n:  # a sliced axis: its length is known only at run time
+            kb.report_error(broadcast_message(j, d, k), lengths[k], b.icmp_signed("!=", lengths[k], i64(d)))
+        elif d != shape[k]:
+            raise Unsupported(f"v's axis {j} does not fit the data")
+        vdims.append(clamp(b, pos[k], 0, d - 1))
+    vv = convert(kb, kb.value(v, sub_index(kb, index, ("strided_set-v", call), vshape, vdims)), kb.dt(v), kb.dt(call))
+    return b.select(inside, vv, kb.value(data, index))
 
 
 __all__: list[str] = []
