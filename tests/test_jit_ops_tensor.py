@@ -5,6 +5,8 @@ family's unlowered ops run in the interpreter inside a built module."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -287,5 +289,32 @@ def test_strided_set_errors_are_the_interpreters(v_shape, strides, message):
     meta = {"relay.Constant": [relay.const(np.array([0, 1], "int32")), relay.const(np.array([2, 3], "int32"))]}
     for ex in ("interpreter", "jit"):
         f = relay.create_executor(ex, mod=relay.parse(text, init_meta_table=meta)).evaluate()
-        with pytest.raises(relay.EvalError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        with pytest.raises(relay.EvalError, match=re.escape(message)):
             f(np.zeros((4, 5), "float32"), np.ones(v_shape, "float32"), np.array(strides, "int32"))
+
+
+@pytest.mark.parametrize(
+    "prev, new, error",
+    [
+        ([4, 5], [2, -1, 5], None),
+        ([4, 5], [20], None),
+        ([2, 3, 4], [-1, 6], None),
+        ([4, 5], [5, 0], "cannot reshape 20 elements into new_shape"),
+        ([4, 5], [-1, 3], "cannot reshape 20 elements into new_shape"),
+        ([4, 5], [-1, -1], "only one dimension of new_shape can be -1"),
+    ],
+)
+def test_sparse_reshape(prev, new, error):
+    rng = np.random.default_rng(2)
+    idx = np.stack([rng.integers(0, d, 6) for d in prev], axis=1).astype("int64")
+    text = (
+        f"def @main(%i: Tensor[(6, {len(prev)}), int64], %p: Tensor[({len(prev)}), int64], "
+        f"%n: Tensor[({len(new)}), int32]) {{ sparse_reshape(%i, %p, %n) }}"
+    )
+    args = (idx, np.array(prev, "int64"), np.array(new, "int32"))
+    if error is None:
+        check(text, *args)
+        return
+    for ex in ("interpreter", "jit"):
+        with pytest.raises(relay.EvalError, match=re.escape(error)):
+            relay.create_executor(ex, mod=relay.parse(text)).evaluate()(*args)

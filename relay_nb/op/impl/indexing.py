@@ -287,22 +287,28 @@ def _sparse_fill_empty_rows(args, attrs, out):
     return all_idx[order], all_val[order], (~present).astype(np.int64)
 
 
+SPARSE_RESHAPE_MINUS_ONE = "sparse_reshape: only one dimension of new_shape can be -1"
+SPARSE_RESHAPE_SIZE = "sparse_reshape: cannot reshape {detail} elements into new_shape"
+
+
 @impl("sparse_reshape")
 def _sparse_reshape(args, attrs, out):
+    """Each entry's row-major position in ``prev_shape``, unravelled in ``new_shape`` (one
+    -1 inferred); floor division, a 0 dim gives coordinate 0 (messages shared with the JIT)."""
     indices, prev_shape, new_shape = args
     prev = prev_shape.astype(np.int64)
     new = new_shape.astype(np.int64).copy()
     total = int(np.prod(prev))
     unknown = np.flatnonzero(new == -1)
     if len(unknown) > 1:
-        raise EvalError("only one dimension of new_shape can be -1")
+        raise EvalError(SPARSE_RESHAPE_MINUS_ONE)
     if len(unknown):
         rest = int(np.prod(new[new != -1]))
         if rest == 0 or total % rest:
-            raise EvalError(f"cannot reshape {total} elements into {new.tolist()}")
+            raise EvalError(SPARSE_RESHAPE_SIZE.format(detail=total))
         new[unknown[0]] = total // rest
     if int(np.prod(new)) != total:
-        raise EvalError(f"cannot reshape {prev.tolist()} into {new.tolist()}")
+        raise EvalError(SPARSE_RESHAPE_SIZE.format(detail=total))
     flat = np.zeros(indices.shape[0], np.int64)
     for i, d in enumerate(prev):
         flat = flat * d + indices[:, i].astype(np.int64)

@@ -2,7 +2,7 @@
 ``gather``, ``gather_nd``, ``adv_index``, ``one_hot``, ``trilu``, ``sequence_mask``,
 ``reverse_sequence``, ``slice_like``, ``meshgrid``, ``contrib_reverse_reshape``,
 ``matrix_set_diag``, ``unravel_index``, ``fixed_point_multiply(_per_axis)``,
-``reinterpret``, ``ndarray_size``, ``auto_scheduler_layout_transform`` and ``strided_set``.  The family's
+``reinterpret``, ``ndarray_size``, ``auto_scheduler_layout_transform``, ``strided_set`` and ``sparse_reshape``.  The family's
 buffer rules are in :mod:`.tensor_loops`.
 
 Semantics are the interpreter's: an index outside ``[-n, n)`` (gather, gather_nd,
@@ -20,7 +20,12 @@ from llvmlite import ir
 from ....ir.ty import TensorType
 from ....op.impl._util import convert as np_convert
 from ....op.impl._util import norm_axis
-from ....op.impl.indexing import STRIDE_MESSAGE, broadcast_message
+from ....op.impl.indexing import (
+    SPARSE_RESHAPE_MINUS_ONE,
+    SPARSE_RESHAPE_SIZE,
+    STRIDE_MESSAGE,
+    broadcast_message,
+)
 from ....op.misc import parse_auto_scheduler_layout
 from .context import attrs_of
 from .index import broadcast
@@ -419,6 +424,71 @@ def _strided_set(kb, call, index, field):
         vdims.append(clamp(b, pos[k], 0, d - 1))
     vv = convert(kb, kb.value(v, sub_index(kb, index, ("strided_set-v", call), vshape, vdims)), kb.dt(v), kb.dt(call))
     return b.select(inside, vv, kb.value(data, index))
+
+
+# --- sparse_reshape -------------------------------------------------------------------------------
+
+
+def _sparse_reshape_check(call):
+    indices, prev, new = (a._checked_type for a in call.args)
+    if prev.shape[0] == 0 or new.shape[0] == 0:
+        return "an empty shape (its checks are the interpreter's)"
+    return None
+
+
+@rule("sparse_reshape", check=_sparse_reshape_check, materialize=lambda call: True)
+def _sparse_reshape(kb, call, index, field):
+    """The new shape (its -1 inferred, with the interpreter's checks) and each entry's
+    coordinates in it, from its row-major position in prev_shape."""
+    indices, prev, new = call.args
+    b = kb.builder
+    i64t = dtype("int64")
+    p_n, m = kb.shape(prev)[0], kb.shape(new)[0]
+
+    def element(t, k):
+        sub = sub_index(kb, index, ("sparse_reshape", call, t, k), (kb.shape(t)[0],), [i64(k)])
+        return _to_i64(kb, kb.value(t, sub), kb.dt(t))
+
+    def product(values):
+        acc = i64(1)
+        for v in values:
+            acc = b.mul(acc, v)
+        return acc
+
+    prev_dims = [element(prev, k) for k in range(p_n)]
+    new_dims = [element(new, k) for k in range(m)]
+    total = product(prev_dims)
+    unknown = [b.icmp_signed("==", d, i64(-1)) for d in new_dims]
+    count = i64(0)
+    for u in unknown:
+        count = b.add(count, b.zext(u, I64))
+    kb.report_error(SPARSE_RESHAPE_MINUS_ONE, count, b.icmp_signed(">", count, i64(1)))
+    rest = product([b.select(u, i64(1), d) for u, d in zip(unknown, new_dims)])
+    has_unknown = b.icmp_signed("==", count, i64(1))
+    bad_rest = b.or_(b.icmp_signed("==", rest, i64(0)), b.icmp_signed("!=", int_mod(kb, total, rest, i64t, "floor"), i64(0)))
+    kb.report_error(SPARSE_RESHAPE_SIZE, total, b.and_(has_unknown, bad_rest))
+    inferred = int_divide(kb, total, rest, i64t, "floor")
+    dims = [b.select(u, inferred, d) for u, d in zip(unknown, new_dims)]
+    kb.report_error(SPARSE_RESHAPE_SIZE, total, b.icmp_signed("!=", product(dims), total))
+    out = index.dims()
+    if field == 1:
+        value = dims[0]
+        for k in range(1, m):
+            value = b.select(b.icmp_signed("==", out[0], i64(k)), dims[k], value)
+        return convert(kb, value, i64t, kb.dt(call, 1))
+    row, col = out
+    ishape = kb.shape(indices)
+    flat = i64(0)
+    for i, d in enumerate(prev_dims):
+        v = kb.value(indices, sub_index(kb, index, ("sparse_reshape-idx", call, i), ishape, [row, i64(i)]))
+        flat = b.add(b.mul(flat, d), _to_i64(kb, v, kb.dt(indices)))
+    coord = i64(0)
+    for i in range(m - 1, -1, -1):
+        zero_dim = b.icmp_signed("==", dims[i], i64(0))
+        here = b.select(zero_dim, i64(0), int_mod(kb, flat, dims[i], i64t, "floor"))
+        coord = b.select(b.icmp_signed("==", col, i64(i)), here, coord)
+        flat = b.select(zero_dim, flat, int_divide(kb, flat, dims[i], i64t, "floor"))
+    return convert(kb, coord, i64t, kb.dt(call, 0))
 
 
 __all__: list[str] = []
