@@ -343,6 +343,7 @@ def meta_schedule_layout_transform_rel(inputs, attrs, reporter):
 # --- registration -----------------------------------------------------------------------------
 
 _P = OpPattern
+# Patterns are TVM's (the two tuning layout transforms register none: opaque).
 MISC_OPS = [
     ("einsum", 1, einsum_rel, schema("relay.attrs.EinsumAttrs", ("equation", "str")), _P.INJECTIVE,
      ("data",), "Einstein summation over a tuple of tensors, as numpy.einsum."),
@@ -368,10 +369,10 @@ MISC_OPS = [
      "As fixed_point_multiply, with a multiplier and shifts per channel along ``axes``."),
     ("auto_scheduler_layout_transform", 1, auto_scheduler_layout_transform_rel,
      schema("relay.attrs.AutoSchedulerLayoutTransformAttrs", ("src_layout", "str"), ("dst_layout", "str")),
-     _P.INJECTIVE, ("data",), "Re-tile a tensor between two auto-scheduler layouts ('1N32C7H7W')."),
+     _P.OPAQUE, ("data",), "Re-tile a tensor between two auto-scheduler layouts ('1N32C7H7W')."),
     ("meta_schedule_layout_transform", 1, meta_schedule_layout_transform_rel,
      schema("relay.attrs.MetaScheduleLayoutTransformAttrs", ("index_map", "str")),
-     _P.INJECTIVE, ("data",), "Move each element to the index ``index_map`` gives it ('lambda i, j: (j, i)')."),
+     _P.OPAQUE, ("data",), "Move each element to the index ``index_map`` gives it ('lambda i, j: (j, i)')."),
 ]  # fmt: skip
 
 for _name, _n, _rel, _attrs, _pattern, _args, _doc in MISC_OPS:
