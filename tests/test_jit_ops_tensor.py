@@ -318,3 +318,15 @@ def test_sparse_reshape(prev, new, error):
     for ex in ("interpreter", "jit"):
         with pytest.raises(relay.EvalError, match=re.escape(error)):
             relay.create_executor(ex, mod=relay.parse(text)).evaluate()(*args)
+
+
+def test_einsum_fuses_with_elementwise_neighbours():
+    """einsum is injective in TVM, so FuseOps groups it with its producers and consumers."""
+    rng = np.random.default_rng(4)
+    a, b = random_array(rng, (3, 4), "float32"), random_array(rng, (4, 2), "float32")
+    text = (
+        "def @main(%a: Tensor[(3, 4), float32], %b: Tensor[(4, 2), float32]) { "
+        '%0 = einsum((exp(%a), %b), equation="ij,jk->ik"); negative(%0) }'
+    )
+    ex = check(text, a, b, rtol=1e-5, atol=1e-5)
+    assert [k.ops for k in ex.kernels] == [["exp", "einsum", "negative"]]
