@@ -29,6 +29,8 @@ from . import vision  # noqa: F401,E402
 from . import random  # noqa: F401,E402
 from . import image_extra, nn_bitserial, nn_contrib, nn_extra  # noqa: F401  (nn, image)
 from . import nn_sparse, nn_special, nn_train  # noqa: F401  (nn)
+from . import indexing, misc, scan, signal, sorting  # noqa: F401,E402  (tensor ops of issue 12)
 from .api import *  # noqa: E402,F401,F403
 from .grad import get_grad_rule, grad_rule  # noqa: E402,F401  (the gradient column)
 from . import grad_nn_train  # noqa: E402,F401  (gradients of nn_train's losses)
+from . import grad_tensor  # noqa: E402,F401  (gradients of the tensor ops of issue 12)

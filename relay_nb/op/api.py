@@ -335,3 +335,14 @@ def shape_of(data, dtype="int32") -> Call:
 from .annotation import call_lowered, debug, device_copy  # noqa: E402
 
 __all__ += ["call_lowered", "debug", "device_copy"]
+
+# Builders defined next to their ops (sorting, scans, indexing, signal, misc): relay.topk ...
+from . import indexing as _indexing, misc as _misc, scan as _scan, signal as _signal, sorting as _sorting  # noqa: E402
+from .indexing import *  # noqa: E402,F401,F403
+from .misc import *  # noqa: E402,F401,F403
+from .scan import *  # noqa: E402,F401,F403
+from .signal import *  # noqa: E402,F401,F403
+from .sorting import *  # noqa: E402,F401,F403
+
+for _family in (_indexing, _misc, _scan, _signal, _sorting):
+    __all__ += _family.__all__

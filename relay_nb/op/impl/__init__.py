@@ -73,6 +73,12 @@ from . import random  # noqa: E402
 from . import image_extra, nn_bitserial, nn_contrib, nn_extra  # nn, image
 from . import nn_sparse, nn_special, nn_train  # nn
 
+from .. import indexing as _indexing_ops, misc as _misc_ops, scan as _scan_ops  # noqa: F401,E402
+from .. import signal as _signal_ops, sorting as _sorting_ops  # noqa: F401,E402
+from . import indexing, misc, scan, signal, sorting  # noqa: E402  (tensor ops of issue 12)
+
+
 __all__ = ["image", "nn", "reduce", "tensor", "transform"]
 __all__ += ["image_extra", "nn_bitserial", "nn_contrib", "nn_extra"]
 __all__ += ["nn_sparse", "nn_special", "nn_train"]
+__all__ += ["indexing", "misc", "scan", "signal", "sorting"]

@@ -213,8 +213,12 @@ def _broadcast_to_like(args, attrs, out):
 @impl("collapse_sum_like")
 def _collapse_sum_like(args, attrs, out):
     """Sum ``data`` down to ``collapse_type``'s shape: the adjoint of broadcasting."""
-    x, like = args
-    target = like.shape
+    return collapse_sum(args[0], args[1].shape)
+
+
+def collapse_sum(x: np.ndarray, target: tuple) -> np.ndarray:
+    """``x`` summed down to ``target`` (which broadcasts to ``x.shape``), in x's dtype."""
+    target = tuple(target)
     lead = x.ndim - len(target)
     if lead < 0:
         raise EvalError(f"cannot collapse {x.shape} to {target}")
