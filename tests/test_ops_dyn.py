@@ -127,6 +127,39 @@ CASES = [
         # asymmetric + floor: output pixel i reads input pixel floor(i / 2)
         [[[[1, 1, 2, 2], [1, 1, 2, 2], [3, 3, 4, 4], [3, 3, 4, 4]]]],
     ),
+    (
+        "dyn.one_hot",
+        "%i: Tensor[(3), int32], %d: int32",
+        'dyn.one_hot(%i, 1f, 0f, %d, axis=0, dtype="float32")',
+        "Tensor[(?, 3), float32]",
+        (np.array([0, 2, 1], "int32"), np.int32(4)),
+        [[1, 0, 0], [0, 0, 1], [0, 1, 0], [0, 0, 0]],
+    ),
+    (
+        "dyn.topk",
+        "%x: Tensor[(2, 4), float32], %k: int32",
+        'dyn.topk(%x, %k, ret_type="values", is_ascend=True)',
+        "Tensor[(2, ?), float32]",
+        (np.array([[1, 5, 3, 2], [9, 8, 7, 6]], "float32"), np.int32(3)),
+        [[1, 2, 3], [6, 7, 8]],
+    ),
+    (
+        "dyn.sparse_to_dense",
+        "%i: Tensor[(2, 2), int64], %v: Tensor[(2), float32], %s: Tensor[(2), int64]",
+        "dyn.sparse_to_dense(%i, %v, -1f, %s)",
+        "Tensor[(?, ?), float32]",
+        (np.array([[0, 1], [2, 0]], "int64"), np.array([5, 7], "float32"), I64(3, 2)),
+        [[-1, 5], [-1, -1], [7, -1]],
+    ),
+    (
+        "dyn.nn.upsampling3d",
+        "%x: Tensor[(1, 1, 1, 1, 2), float32], %s: float32",
+        "dyn.nn.upsampling3d(%x, %s, %s, %s)",
+        "Tensor[(1, 1, ?, ?, ?), float32]",
+        (np.array([1, 2], "float32").reshape(1, 1, 1, 1, 2), np.float32(2)),
+        # nearest, half_pixel: output x reads floor((x + 0.5) / 2 - 0.5) -> 0, 0, 0, 1
+        np.tile(np.array([1, 1, 1, 2], "float32"), (1, 1, 2, 2, 1)),
+    ),
 ]
 
 
@@ -160,6 +193,18 @@ def test_dyn_relation_errors_are_located(params, body, message):
     with pytest.raises(relay.RelayError, match=message) as info:
         relay.transform.InferType()(relay.parse(f"{HEADER}def @main({params}) {{\n  {body}\n}}"))
     assert info.value.span is not None and info.value.span.line == 3
+
+
+def test_dyn_topk_both_returns_values_and_indices():
+    mod = relay.transform.InferType()(
+        relay.parse(HEADER + "def @main(%x: Tensor[(3), float32], %k: int64) {\n  dyn.topk(%x, %k)\n}")
+    )
+    assert str(mod["main"].body.checked_type) == "(Tensor[(?), float32], Tensor[(?), int32])"
+    values, indices = relay.create_executor("interpreter", mod=mod).evaluate()(
+        np.array([4, 9, 1], "float32"), np.int64(2)
+    )
+    np.testing.assert_array_equal(values, [9, 4])
+    np.testing.assert_array_equal(indices, [1, 0])
 
 
 def test_bad_run_time_shape_is_an_eval_error():

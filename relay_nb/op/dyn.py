@@ -32,6 +32,10 @@ DYN_TO_STATIC = {
     "dyn.nn.pad": "nn.pad",
     "dyn.nn.upsampling": "nn.upsampling",
     "dyn.image.resize2d": "image.resize2d",
+    "dyn.nn.upsampling3d": "nn.upsampling3d",
+    "dyn.one_hot": "one_hot",
+    "dyn.topk": "topk",
+    "dyn.sparse_to_dense": "sparse_to_dense",
 }
 """Each dynamic operator and the static operator it becomes once its arguments are known."""
 
@@ -177,6 +181,72 @@ def resize2d_rel(inputs, attrs, reporter):
     static_length(inputs[2], "roi")
     shape = _spatial_any(data, attrs["layout"], "HW", "NCHW")
     return TensorType(shape, attrs["out_dtype"] or data.dtype)
+
+
+@forward_relation("DynamicUpSampling3D")
+def upsampling3d_rel(inputs, attrs, reporter):
+    data = tensor(inputs[0], "data")
+    for t, what in zip(inputs[1:], ("scale_d", "scale_h", "scale_w")):
+        _scalar(t, what)
+    return TensorType(_spatial_any(data, attrs["layout"], "DHW", "NCDHW"), data.dtype)
+
+
+@forward_relation("DynOneHot")
+def one_hot_rel(inputs, attrs, reporter):
+    """indices' shape with a ``?`` axis (of length ``depth``) inserted at ``axis``."""
+    indices = tensor(inputs[0], "indices")
+    _integer(indices, "indices")
+    for t, what in zip(inputs[1:], ("on_value", "off_value", "depth")):
+        _scalar(t, what)
+    _integer(tensor(inputs[3]), "depth")
+    rank = len(indices.shape) + 1
+    axis = attrs["axis"]
+    if not -rank <= axis < rank:
+        raise RelayTypeError(f"axis {axis} is out of range for a rank-{rank} result")
+    axis %= rank
+    shape = list(indices.shape)
+    shape.insert(axis, Any)
+    return TensorType(tuple(shape), attrs["dtype"] or "int32")
+
+
+@forward_relation("DynTopK")
+def topk_rel(inputs, attrs, reporter):
+    """The axis becomes ``?`` (``k`` is known at run time); values, indices or both."""
+    data = tensor(inputs[0], "data")
+    k = tensor(inputs[1], "k")
+    if len(k.shape) > 1 or (k.shape and k.shape[0] != 1):
+        raise RelayTypeError(f"k must be a scalar or a tensor of shape (1,), found {type_text(k)}")
+    _integer(k, "k")
+    rank = len(data.shape)
+    axis = attrs["axis"]
+    if not -rank <= axis < rank:
+        raise RelayTypeError(f"axis {axis} is out of range for a rank-{rank} tensor")
+    shape = list(data.shape)
+    shape[axis % rank] = Any
+    values = TensorType(tuple(shape), data.dtype)
+    indices = TensorType(tuple(shape), attrs["dtype"] or "int32")
+    kind = attrs["ret_type"]
+    if kind == "both":
+        from ..ir.ty import TupleType
+
+        return TupleType((values, indices))
+    if kind == "values":
+        return values
+    if kind == "indices":
+        return indices
+    raise RelayTypeError(f"ret_type must be both, values or indices, got {kind!r}")
+
+
+@forward_relation("DynSparseToDense")
+def sparse_to_dense_rel(inputs, attrs, reporter):
+    indices = tensor(inputs[0], "sparse_indices")
+    _integer(indices, "sparse_indices")
+    values = tensor(inputs[1], "sparse_values")
+    default = _scalar(inputs[2], "default_value")
+    reporter.unify_dtype(values.dtype, default.dtype)
+    if len(indices.shape) > 2 or len(values.shape) > 1:
+        raise RelayTypeError("sparse_indices must have rank 0 to 2 and sparse_values rank 0 or 1")
+    return TensorType((Any,) * _shape_arg(inputs[3], "output_shape"), values.dtype)
 
 
 _INIT_ATTRS = schema("relay.attrs.InitOpAttrs", ("shape", "optional_ints", None), ("dtype", "dtype", ""))
@@ -325,6 +395,65 @@ _OPS = [
     ),
 ]
 
+_OPS += [
+    (
+        "dyn.nn.upsampling3d",
+        4,
+        upsampling3d_rel,
+        schema(
+            "relay.attrs.UpSampling3DAttrs",
+            ("scale_d", "optional_float", None),
+            ("scale_h", "optional_float", None),
+            ("scale_w", "optional_float", None),
+            ("layout", "str", "NCDHW"),
+            ("method", "str", "nearest_neighbor"),
+            ("coordinate_transformation_mode", "str", "half_pixel"),
+        ),
+        OpPattern.INJECTIVE,
+        ("data", "scale_d", "scale_h", "scale_w"),
+        "upsample D, H and W by the ``scale_d`` / ``scale_h`` / ``scale_w`` scalars",
+    ),
+    (
+        "dyn.one_hot",
+        4,
+        one_hot_rel,
+        schema(
+            "relay.attrs.OneHotAttrs",
+            ("depth", "optional_int", None),
+            ("axis", "int", -1),
+            ("dtype", "dtype", ""),
+        ),
+        OpPattern.OUT_ELEMWISE_FUSABLE,
+        ("indices", "on_value", "off_value", "depth"),
+        "one-hot vectors whose length is the ``depth`` scalar",
+    ),
+    (
+        "dyn.topk",
+        2,
+        topk_rel,
+        schema(
+            "relay.attrs.TopkAttrs",
+            ("k", "optional_int", None),
+            ("axis", "int", -1),
+            ("ret_type", "str", "both"),
+            ("is_ascend", "bool", False),
+            ("dtype", "dtype", "int32"),
+        ),
+        OpPattern.OPAQUE,
+        ("data", "k"),
+        "the ``k`` largest (or smallest) elements, ``k`` a run-time scalar",
+    ),
+    (
+        "dyn.sparse_to_dense",
+        4,
+        sparse_to_dense_rel,
+        schema("relay.attrs.SparseToDenseAttrs", ("output_shape", "optional_ints", None)),
+        OpPattern.OPAQUE,
+        ("sparse_indices", "sparse_values", "default_value", "output_shape"),
+        "a dense tensor of the shape held by ``output_shape``",
+    ),
+]
+
 for _name, _n, _rel, _attrs, _pattern, _args, _doc in _OPS:
     register(
         _name,
@@ -377,11 +506,31 @@ def strided_slice(data, begin, end, strides, slice_mode="end") -> Expr:
     return call("dyn.strided_slice", data, begin, end, strides, slice_mode=slice_mode)
 
 
+def one_hot(indices, on_value, off_value, depth, axis=-1, dtype="int32") -> Expr:
+    return call("dyn.one_hot", indices, on_value, off_value, depth, axis=axis, dtype=dtype)
+
+
+def topk(data, k, axis=-1, ret_type="both", is_ascend=False, dtype="int32") -> Expr:
+    out = call("dyn.topk", data, k, axis=axis, ret_type=ret_type, is_ascend=is_ascend, dtype=dtype)
+    if ret_type == "both":
+        from ..ir.expr import TupleWrapper
+
+        return TupleWrapper(out, 2)
+    return out
+
+
+def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0) -> Expr:
+    return call("dyn.sparse_to_dense", sparse_indices, sparse_values, default_value, output_shape)
+
+
 __all__ = [
     "DYN_TO_STATIC",
     "broadcast_to",
     "expand_dims",
     "full",
+    "one_hot",
+    "sparse_to_dense",
+    "topk",
     "ones",
     "reshape",
     "squeeze",

@@ -100,3 +100,29 @@ def _resize2d(args, attrs, out):
     size = _ints(args[1], "size")
     roi = tuple(float(v) for v in np.asarray(args[2]).reshape(-1))
     return _static("dyn.image.resize2d", args[:1], attrs, out, size=size, roi=roi)
+
+
+@impl("dyn.nn.upsampling3d")
+def _upsampling3d(args, attrs, out):
+    d, h, w = (float(np.asarray(a)) for a in args[1:4])
+    return _static("dyn.nn.upsampling3d", args[:1], attrs, out, scale_d=d, scale_h=h, scale_w=w)
+
+
+@impl("dyn.one_hot")
+def _one_hot(args, attrs, out):
+    (depth,) = _ints(args[3], "depth")
+    if depth < 0:
+        raise EvalError(f"depth must not be negative, got {depth}")
+    return _static("dyn.one_hot", args[:3], attrs, out, depth=depth)
+
+
+@impl("dyn.topk")
+def _topk(args, attrs, out):
+    (k,) = _ints(args[1], "k")
+    return _static("dyn.topk", args[:1], attrs, out, k=k)
+
+
+@impl("dyn.sparse_to_dense")
+def _sparse_to_dense(args, attrs, out):
+    shape = _ints(args[3], "output_shape")
+    return _static("dyn.sparse_to_dense", args[:3], attrs, out, output_shape=shape)
