@@ -632,7 +632,7 @@ def test_types():
     assert t["d"].shape == (Any, 3)
     assert t["e"] == TensorType((1, 4), "float32")
     assert t["f"] == TensorType((), "int32")
-    assert isinstance(t["g"], IncompleteType)
+    assert t["g"] is None  # `%g: _` is no annotation (TVM reads it so: its test_incomplete_type)
     assert t["h"] == TensorType((), "float32")
     assert t["i"] == TensorType((), "float32")
     assert t["j"] == TupleType((TensorType((), "int8"), TensorType((), "uint8")))

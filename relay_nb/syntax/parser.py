@@ -954,14 +954,14 @@ class _Converter:
         return Var(c[0][1:], None, span=self.span(s, e))
 
     def param_typed(self, c, s, e):
-        return Var(c[0][1:], c[2], span=self.span(s, e))
+        return Var(c[0][1:], _annotation(c[2]), span=self.span(s, e))
 
     def param_dev(self, c, s, e):
         # {virtual_device=...} is accepted and dropped: relay_nb has no device planning.
         return Var(c[0][1:], None, span=self.span(s, e))
 
     def param_dev_typed(self, c, s, e):
-        return Var(c[0][1:], c[5], span=self.span(s, e))
+        return Var(c[0][1:], _annotation(c[5]), span=self.span(s, e))
 
     def ret(self, c, s, e):
         return c[1]
@@ -1020,6 +1020,13 @@ class _Converter:
         ns, ne = self._token_span(name, s + 4)
         if name in self._types_defined:
             raise self.error(f"duplicate type definition {name}", ns, ne)
+        clash = self._ctors.get(name)
+        if clash is not None:  # types and constructors share one namespace (as in TVM)
+            raise self.error(
+                f"type {name} has the name of a constructor of type {clash.belong_to.name_hint}",
+                ns,
+                ne,
+            )
         self._types_defined.add(name)
         self.push_mark()
         return (GlobalTypeVar(name), ns, ne)
@@ -1094,7 +1101,7 @@ class _Converter:
         return self._let_head(c[1], None, s, e)
 
     def let_head_typed(self, c, s, e):
-        return self._let_head(c[1], c[3], s, e)
+        return self._let_head(c[1], _annotation(c[3]), s, e)
 
     def let_head_fused(self, c, s, e):
         return self._let_head(c[0], None, s, e)
@@ -1393,6 +1400,13 @@ class _Converter:
         if cached is not None:
             return cached
         entry = self._meta_entry(key, index)
+        if entry is _MISSING and not _TYPE_KEY.match(key):
+            raise self.error(
+                f"meta[{key}][{index}]: {key} is not a TVM type key (such as relay.Constant or "
+                "VirtualDevice), and there is no meta table to look it up in",
+                s,
+                e,
+            )
         attrs_arg = (
             ".attrs." in "." + key
             and not isinstance(entry, Expr)
@@ -1876,6 +1890,15 @@ class _Converter:
 
 _MISSING = object()
 _REGISTRY: Any = None
+
+
+# TVM's type keys are dotted (relay.Constant, tir.SizeVar) or CamelCase (VirtualDevice)
+_TYPE_KEY = re.compile(r"[A-Za-z_]\w*(?:\.\w+)+\Z|[A-Z]\w*\Z")
+
+
+def _annotation(ty: Any) -> Any:
+    """A variable's annotation: ``%x: _`` (the unknown type) is the same as none."""
+    return None if type(ty) is IncompleteType else ty
 
 
 def _registry():
