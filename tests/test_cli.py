@@ -135,3 +135,41 @@ def test_opt_runs_named_passes_with_timing_and_print_after_all(tmp_path):
     assert "pass timing:" in out and "    InferType: " in out
     code, _, err = cli("opt", str(path), "--passes", "InferTipe")
     assert code == 1 and "unknown pass InferTipe; did you mean InferType?" in err
+
+
+FOLDABLE = """def @main(%x: Tensor[(2), float32]) {
+  add(%x, add(1f, 2f))
+}
+"""
+
+
+def test_opt_takes_an_opt_level_like_the_magic(tmp_path):
+    path = tmp_path / "f.relay"
+    path.write_text(FOLDABLE)
+    code, out, err = cli("opt", str(path), "--passes", "O3")
+    assert (code, err) == (0, "")
+    assert out == relay.optimize(relay.parse(FOLDABLE), opt_level=3).astext() + "\n"
+    assert "Primitive=1" in out  # FuseOps ran
+
+
+def test_opt_unknown_pass_lists_the_valid_names(tmp_path):
+    path = tmp_path / "f.relay"
+    path.write_text(FOLDABLE)
+    code, _, err = cli("opt", str(path), "--passes", "FoldConstant,Nonsense")
+    assert code == 1 and "unknown pass Nonsense" in err
+    for name in relay.transform.PASSES:
+        assert name in err
+    assert "O0..O3" in err
+
+
+def test_opt_print_after_all_prints_each_asked_pass_once_and_the_result_once(tmp_path):
+    path = tmp_path / "f.relay"
+    path.write_text(FOLDABLE)
+    code, out, err = cli("opt", str(path), "--passes", "FoldConstant", "--print-after-all")
+    assert (code, err) == (0, "")
+    assert out.count("// after") == 1 and out.startswith("// after FoldConstant\n")  # no InferType, no pipeline
+    assert out.count("def @main") == 1  # the result is the step printed, not printed again
+    code, out, _ = cli("opt", str(path), "--passes", "O3", "--print-after-all")
+    assert "// after InferType" not in out and "// after optimize" not in out
+    assert "// after DeadCodeElimination: unchanged" in out
+    assert out.count("def @main") == 2  # after FoldConstant and after FuseOps (the result)

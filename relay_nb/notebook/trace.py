@@ -72,6 +72,15 @@ def _opt_level(spec: Any) -> Optional[int]:
     return None
 
 
+def unknown_pass_message(name: str) -> str:
+    """'unknown pass X; did you mean Y?' and every name that would have worked."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(PASSES), n=2)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return f"unknown pass {name}{hint}\n  valid: {', '.join(sorted(PASSES))}, or an opt level O0..O3"
+
+
 def resolve_passes(passes: PassSpec, namespace: Optional[Mapping[str, Any]] = None) -> Pipeline:
     """Turn ``passes=`` into a :class:`Pipeline`.
 
@@ -109,7 +118,7 @@ def resolve_passes(passes: PassSpec, namespace: Optional[Mapping[str, Any]] = No
             elif namespace is not None and isinstance(namespace.get(item), Pass):
                 resolved.append(namespace[item])
             else:
-                get_pass(item)  # raises "unknown pass X; did you mean Y?"
+                raise RelayError(unknown_pass_message(item))
         else:
             raise RelayError(f"not a pass: {item!r} ({type(item).__name__})")
     if not resolved:
