@@ -378,6 +378,25 @@ def test_expansion_failure_is_located(shell):
     assert "cannot expand {shape[5]}: IndexError" in out and "--> cell:3:22" in out
 
 
+class _Unprintable:
+    def __str__(self):
+        raise ValueError("no text for this one")
+
+
+def test_expansion_of_a_value_whose_str_raises_is_located(shell):
+    shell.user_ns["shape"] = _Unprintable()
+    ok, out, err, _ = run(shell, "%%relay\ndef @main(%x: Tensor[{shape}, float32]) { %x }\n")
+    assert not ok and "Traceback" not in out + err
+    assert "cannot expand {shape}: ValueError: no text for this one" in out and "--> cell:2:22" in out
+
+
+def test_cell_errors_are_relay_errors_to_code_running_the_magic(shell):
+    with pytest.raises(RelayError) as caught:
+        shell.run_cell_magic("relay", "", "def @main(%x: Tensor[(2), float32]) {\n  add(%x, %y)\n}\n")
+    assert isinstance(caught.value.error, ParseError)  # the original error is kept
+    assert "undefined variable %y" in str(caught.value) and caught.value.line == caught.value.error.line
+
+
 # --- line magic ------------------------------------------------------------------------------------
 
 

@@ -145,7 +145,9 @@ def expand_variables(text: str, namespace: Mapping[str, Any]) -> tuple[str, list
         if code != code.strip() or first is None or first.group(0) not in namespace:
             continue
         try:
-            value = eval(code, dict(namespace))  # the user's own expression, in their kernel
+            # The user's own expression, in their kernel; str() is their code too (a
+            # __str__ that raises is their error, shown at the {...}, not a traceback).
+            new = str(eval(code, dict(namespace)))
         except Exception as exc:
             line = text.count("\n", 0, m.start()) + 1
             column = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
@@ -153,9 +155,8 @@ def expand_variables(text: str, namespace: Mapping[str, Any]) -> tuple[str, list
 
             span = Span(Source(CELL_SOURCE, text), line, column, line, column + len(m.group(0)))
             raise ExpansionError(
-                f"cannot expand {m.group(0)}: {type(exc).__name__}: {exc}", span
+                f"cannot expand {m.group(0)}: {type(exc).__name__}: {_describe(exc)}", span
             ) from None
-        new = str(value)
         out.append(text[pos : m.start()])
         new_pos += m.start() - pos
         pieces.append(_Expansion(m.start(), m.end(), new_pos, new_pos + len(new)))
@@ -164,6 +165,14 @@ def expand_variables(text: str, namespace: Mapping[str, Any]) -> tuple[str, list
         pos = m.end()
     out.append(text[pos:])
     return "".join(out), pieces
+
+
+def _describe(exc: Exception) -> str:
+    """``str(exc)``, which is user code as well (an exception whose __str__ raises)."""
+    try:
+        return str(exc)
+    except Exception:
+        return "(the exception cannot be shown)"
 
 
 def _offset(text: str, line: int, column: int) -> int:
@@ -437,13 +446,22 @@ def _result_view(value: Any) -> _Bundle:
 # --- the IPython side ----------------------------------------------------------------------------
 
 
-class RelayCellError(Exception):
+class RelayCellError(RelayError):
     """Carries a RelayError to IPython, which shows ``_render_traceback_``'s lines instead
-    of a Python traceback (the cell still counts as failed, so "run all" stops)."""
+    of a Python traceback (the cell still counts as failed, so "run all" stops).
+
+    It is itself a RelayError with the same message, location and kind, so code that
+    catches ``relay.RelayError`` around ``run_cell_magic`` catches it; ``.error`` is the
+    original (a ParseError, a type error, ...)."""
 
     def __init__(self, error: RelayError):
-        super().__init__(error.render())
+        error = getattr(error, "error", error) if isinstance(error, RelayCellError) else error
+        self.kind = error.kind
         self.error = error
+        super().__init__(error.message, error.span, error.notes)
+
+    def render(self) -> str:
+        return self.error.render()
 
     def _render_traceback_(self) -> list[str]:
         lines = self.error.render().split("\n")
