@@ -12,6 +12,7 @@ Exit codes: 0 ok, 1 the program has errors, 2 bad usage or unreadable file.
 from __future__ import annotations
 
 import argparse
+import codecs
 import sys
 from importlib import resources
 from typing import Optional, Sequence
@@ -20,11 +21,22 @@ from .errors import RelayError
 
 
 def _read(path: str) -> tuple[str, str]:
-    """(text, source name) of ``path`` ('-' is standard input)."""
+    """(text, source name) of ``path`` ('-' is standard input).
+
+    Relay files are UTF-8; one with a byte-order mark (a UTF-16 export from an editor,
+    UTF-8 with BOM) is decoded by it.  Anything else that is not UTF-8 — a binary file —
+    raises UnicodeDecodeError, which ``main`` reports in one line."""
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    with open(path, encoding="utf-8") as f:
-        return f.read(), path
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:  # a text stream given by the caller
+            return sys.stdin.read(), "<stdin>"
+        data, name = stream.read(), "<stdin>"
+    else:
+        with open(path, "rb") as f:
+            data, name = f.read(), path
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16"), name
+    return data.decode("utf-8-sig"), name
 
 
 def _check(text: str, name: str, form: str, out) -> int:
@@ -195,6 +207,12 @@ def main(argv: Optional[Sequence[str]] = None, out=None, err=None) -> int:
             text, name = _read(args.file)
         except OSError as exc:
             err.write(f"relay-nb: cannot read {args.file}: {exc.strerror}\n")
+            return 2
+        except UnicodeDecodeError as exc:
+            err.write(
+                f"relay-nb: cannot read {args.file}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
+                f"at offset {exc.start}); Relay files are UTF-8\n"
+            )
             return 2
         if args.command == "run":
             return _run(text, name, args.entry, args.args, out, args.kind)
