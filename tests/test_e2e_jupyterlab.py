@@ -134,6 +134,21 @@ def test_tutorial_02_runs_in_jupyterlab_and_the_stepper_reaches_the_flagged_pass
         assert r > 150 and g < 110 and b < 110, f"flagged step is not drawn red: rgb({r}, {g}, {b})"
         stepper.screenshot(path=str(OUT / "02_stepper_flagged_step.png"))
 
+        # Clicking a row of the list shows that step (widgets/step_table.js -> PassStepper.go).
+        stepper.locator('tr[data-step="0"]').click()
+        page.wait_for_function(
+            "el => { const r = el.querySelector('tr.relay-step-current');"
+            " return r && r.getAttribute('data-step') === '0'; }",
+            arg=stepper.element_handle(),
+        )
+        assert stepper.locator(".relay-stepper-header").inner_text().startswith("step 1 of")
+        stepper.locator(f'tr[data-step="{index}"]').click()  # back to the flagged step
+        page.wait_for_function(
+            "([el, i]) => { const r = el.querySelector('tr.relay-step-current');"
+            " return r && r.getAttribute('data-step') === String(i); }",
+            arg=[stepper.element_handle(), index],
+        )
+
         # The graph tab: before/after drawings (anywidget views), nodes inspectable.
         stepper.locator(".lm-TabBar-tab", has_text="graph").click()
         inspectors = stepper.locator(".relay-gi")

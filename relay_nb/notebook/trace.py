@@ -123,7 +123,7 @@ def resolve_passes(passes: PassSpec, namespace: Optional[Mapping[str, Any]] = No
             raise RelayError(f"not a pass: {item!r} ({type(item).__name__})")
     if not resolved:
         raise RelayError("no passes given")
-    return Pipeline(",".join(p.info.name for p in resolved), passes=resolved)
+    return Pipeline(", ".join(p.info.name for p in resolved), passes=resolved)
 
 
 # --- inputs and results ------------------------------------------------------------------------
@@ -341,7 +341,7 @@ class Trace(list):
         text = f"{len(self)} passes, {changed} changed the program"
         bad = self.flagged
         if bad is not None:
-            text += f"; first mismatch: step {bad.index} {bad.name}"
+            text += f"; first mismatch: step {bad.index + 1} {bad.name}"  # counted from 1, as shown
         elif self.executors and self.inputs is not None:
             text += f"; results match the original ({', '.join(self.executors)})"
         return text
