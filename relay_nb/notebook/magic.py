@@ -249,23 +249,59 @@ class CellOutcome:
     mod: IRModule
     source_mod: IRModule
     result: Any = None
+    result_view: Any = None  # the display of ``result`` among ``outputs``
     stepper: Any = None
     outputs: list[Any] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
 
+_LOADED = False
+
+
+def _load_once(timings: dict[str, float]) -> None:
+    """Build what the first cell of a kernel would otherwise build inside its parse: the
+    parser's LALR tables (from the grammar, with lark), the op registry and the passes.
+    It is timed on its own line, so ``--time`` shows the cell's parse and type check
+    apart from this one-off cost (tens of ms on a fast machine; the first cell's
+    "parse + type check" once read 74.87 ms against 0.62 ms for the same work later)."""
+    global _LOADED
+    if _LOADED:
+        return
+    start = time.perf_counter()
+    from ..syntax.parser import parse
+    from ..transform.infer_type import InferType
+
+    InferType()(parse("def @main(%x: int32) { add(%x, 1) }", source_name="<warm-up>"))
+    _LOADED = True
+    timings["first use: parser tables, ops, passes (once per kernel)"] = time.perf_counter() - start
+
+
 def _parse_cell(
-    text: str, options: argparse.Namespace, namespace: Mapping[str, Any], line_offset: int
+    text: str,
+    options: argparse.Namespace,
+    namespace: Mapping[str, Any],
+    line_offset: int,
+    timings: Optional[dict[str, float]] = None,
 ) -> IRModule:
     from ..syntax.parser import parse
     from ..transform.infer_type import InferType
 
+    timings = {} if timings is None else timings
+    start = time.perf_counter()
     try:
         expanded, pieces = (text, []) if options.no_expand else expand_variables(text, namespace)
     except ExpansionError as exc:
         raise relocate(exc, text, text, [], line_offset) from None
+    if pieces:
+        timings["expand {...}"] = time.perf_counter() - start
     try:
-        return InferType()(parse(expanded, source_name=CELL_SOURCE))
+        start = time.perf_counter()
+        mod = parse(expanded, source_name=CELL_SOURCE)
+        timings["parse"] = time.perf_counter() - start
+        start = time.perf_counter()
+        mod = InferType()(mod)
+        timings["type check"] = time.perf_counter() - start
+        return mod
     except RelayError as exc:
         raise relocate(exc, text, expanded, pieces, line_offset) from None
 
@@ -380,9 +416,8 @@ def run_relay_cell(
     name = options.name or "mod"
     timings: dict[str, float] = {}
 
-    start = time.perf_counter()
-    source_mod = _parse_cell(text, options, namespace, line_offset)
-    timings["parse + type check"] = time.perf_counter() - start
+    _load_once(timings)
+    source_mod = _parse_cell(text, options, namespace, line_offset, timings)
 
     mod = source_mod
     timing_report = None
@@ -412,7 +447,8 @@ def run_relay_cell(
         )
         timings[f"run ({options.executor or 'interpreter'})"] = time.perf_counter() - start
         namespace[f"{name}_result"] = outcome.result
-        outcome.outputs.append(_result_view(outcome.result))
+        outcome.result_view = _result_view(outcome.result)
+        outcome.outputs.append(outcome.result_view)
 
     if options.step:
         from .stepper import PassStepper
@@ -509,6 +545,8 @@ class RelayMagics(Magics):
         except RelayError as exc:
             raise RelayCellError(exc) from None
         for obj in outcome.outputs:
+            if cell is None and obj is outcome.result_view:
+                continue  # the line magic returns the value: IPython shows it as Out[n]
             display(obj)
         if cell is None:
             return (
