@@ -26,4 +26,5 @@ if [[ "$(id -u)" == "0" ]]; then
     echo "main.sh: running as root, so JupyterLab is started with --allow-root" >&2
     LAB_ARGS+=(--allow-root)
 fi
-exec "$PYTHON" -m jupyter lab "${LAB_ARGS[@]}" "${@}"
+# `python -m jupyter lab` would run the first jupyter-lab on PATH, maybe another environment's.
+exec "$PYTHON" -m jupyterlab "${LAB_ARGS[@]}" "${@}"

@@ -90,7 +90,7 @@ def test_main_job_opens_the_workspace_and_allows_root_only_as_root(tmp_path):
         capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    lab = [line for line in log.read_text().splitlines() if "-m jupyter lab" in line]
+    lab = [line for line in log.read_text().splitlines() if "-m jupyterlab" in line]
     assert len(lab) == 1 and "--notebook-dir=workspace" in lab[0] and lab[0].endswith("--no-browser")
     assert "scripts/lab_workspace.py workspace" in log.read_text()
     as_root = os.geteuid() == 0
