@@ -11,7 +11,6 @@ Screenshots go to build/e2e/.  The test skips only when Chromium cannot be insta
 from __future__ import annotations
 
 import re
-import shutil
 import time
 from pathlib import Path
 
@@ -43,10 +42,15 @@ def browser():
 
 
 def _tutorial_root(tmp_path: Path) -> Path:
+    """The workspace scripts/main.sh serves: copies of the tutorials (JupyterLab writes to
+    what it opens; the checkout must stay clean)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lab_workspace", ROOT / "scripts" / "lab_workspace.py")
+    workspace = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(workspace)
     root = tmp_path / "tutorials"
-    root.mkdir()
-    for path in [*TUTORIALS.glob("[0-9][0-9]_*.ipynb"), TUTORIALS / "checks.py"]:
-        shutil.copy(path, root / path.name)
+    workspace.copy_tutorials(root, TUTORIALS)
     return root
 
 

@@ -162,6 +162,18 @@ def test_tutorial_runs_headlessly_and_its_answers_are_correct(path, tmp_path):
             assert verdict.startswith(checks.OK), stream_text(cell)
 
 
+def test_stream_text_joins_a_print_split_across_messages():
+    """Under load one print() can reach the client as the text, then "\\n": the checks
+    above read the joined text, never the number of messages."""
+    cell = nbformat.v4.new_code_cell("check_x()")
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="some output\n"),
+        nbformat.v4.new_output("stream", name="stdout", text=checks.OK + ": fine"),
+        nbformat.v4.new_output("stream", name="stdout", text="\n"),
+    ]
+    assert stream_text(cell) == f"some output\n{checks.OK}: fine\n"
+
+
 def test_runner_reports_a_failing_notebook(tmp_path, monkeypatch, capsys):
     good = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
     bad = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 / 0")])

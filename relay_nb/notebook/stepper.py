@@ -23,10 +23,14 @@ import html
 import re
 from typing import Any, Mapping, Optional
 
-import anywidget
 import ipywidgets as widgets
 import numpy as np
 import traitlets
+
+try:
+    import anywidget
+except ImportError:  # the list is then plain HTML: everything but clicking a row works
+    anywidget = None
 
 from ..ir.module import IRModule
 from ._assets import read_asset
@@ -193,13 +197,14 @@ def _max_diff(a: Any, b: Any) -> Optional[float]:
     return None
 
 
-class StepTable(anywidget.AnyWidget):
+class StepTable(anywidget.AnyWidget if anywidget is not None else widgets.HTML):
     """The stepper's list of passes: HTML made in Python (``value``), and a click on a row
     reported back — what a stock HTML widget cannot do.  ``on_step(callback)`` registers
     ``callback(step_index)`` for clicks (widgets/step_table.js sends ``{"step": i}``)."""
 
-    _esm = read_asset("step_table.js")
-    value = traitlets.Unicode("").tag(sync=True)
+    if anywidget is not None:
+        _esm = read_asset("step_table.js")
+        value = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
