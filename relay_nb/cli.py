@@ -3,7 +3,7 @@
     relay-nb check FILE          parse + InferType; print the typed program or the errors
     relay-nb fmt FILE [--anf]    print the program canonically (graph form or A-normal form)
     relay-nb run FILE [ARGS...]  evaluate @main (or --entry NAME); ARGS are numbers or .npy files
-    relay-nb opt FILE --passes FoldConstant,FuseOps [--opt-level 3] [--print-after-all] [--time]
+    relay-nb opt FILE --passes FoldConstant,FuseOps|O3 [--opt-level 3] [--print-after-all] [--time]
     relay-nb demo                check and print the bundled example programs
 
 Exit codes: 0 ok, 1 the program has errors, 2 bad usage or unreadable file.
@@ -12,6 +12,7 @@ Exit codes: 0 ok, 1 the program has errors, 2 bad usage or unreadable file.
 from __future__ import annotations
 
 import argparse
+import codecs
 import sys
 from importlib import resources
 from typing import Optional, Sequence
@@ -20,11 +21,22 @@ from .errors import RelayError
 
 
 def _read(path: str) -> tuple[str, str]:
-    """(text, source name) of ``path`` ('-' is standard input)."""
+    """(text, source name) of ``path`` ('-' is standard input).
+
+    Relay files are UTF-8; one with a byte-order mark (a UTF-16 export from an editor,
+    UTF-8 with BOM) is decoded by it.  Anything else that is not UTF-8 — a binary file —
+    raises UnicodeDecodeError, which ``main`` reports in one line."""
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    with open(path, encoding="utf-8") as f:
-        return f.read(), path
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:  # a text stream given by the caller
+            return sys.stdin.read(), "<stdin>"
+        data, name = stream.read(), "<stdin>"
+    else:
+        with open(path, "rb") as f:
+            data, name = f.read(), path
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16"), name
+    return data.decode("utf-8-sig"), name
 
 
 def _check(text: str, name: str, form: str, out) -> int:
@@ -80,24 +92,52 @@ def _run(text: str, name: str, entry: str, args: list[str], out, kind: str = "in
 
 
 def _opt(text: str, name: str, passes: str, opt_level: int, print_after_all: bool, timing: bool, form: str, out) -> int:
+    from .notebook.trace import resolve_passes
     from .syntax.parser import parse
-    from .transform.infra import PassContext, Sequential, get_pass
-    from .transform.instrument import PassTimingInstrument, PrintAfterAll
+    from .transform.infra import PassContext, Sequential
+    from .transform.instrument import PassRecorder, PassTimingInstrument
 
     mod = parse(text, source_name=name)
-    pipeline = Sequential([get_pass(p.strip()) for p in passes.split(",") if p.strip()], name="pipeline")
-    instruments: list = []
+    # The same resolution as %%relay --passes: registered names, or O0..O3 (relay.optimize).
+    pipeline = resolve_passes(passes)
     timer = PassTimingInstrument()
-    if print_after_all:
-        instruments.append(PrintAfterAll(out, form=form))
+    recorder = PassRecorder(leaves_only=True)
+    instruments: list = [recorder] if print_after_all else []
     if timing:
         instruments.append(timer)
-    with PassContext(opt_level=opt_level, instruments=instruments):
-        mod = pipeline(mod)
-    out.write(mod.astext(form=form) + "\n")
+    try:
+        if pipeline.opt_level is not None:
+            mod = pipeline.run(mod, instruments=instruments)
+        else:
+            with PassContext(opt_level=opt_level, instruments=instruments):
+                mod = Sequential(pipeline.passes, name="pipeline")(mod)
+    finally:  # after a failing pass, the steps up to it are what helps
+        last = _print_steps(recorder.records, passes, form, out) if print_after_all else None
+    result = mod.astext(form=form)
+    if result != last:  # the last step printed is already the result
+        out.write(result + "\n")
     if timing:
         out.write("/*\n" + timer.render() + "\n*/\n")
     return 0
+
+
+def _print_steps(records: list, passes: str, form: str, out) -> Optional[str]:
+    """``--print-after-all``: the program after each pass that ran (composites skipped, the
+    InferType runs that other passes require skipped unless InferType was asked for: they
+    only add the types the final program shows anyway); a pass of an O0..O3 pipeline that
+    left the text as it was gets one line.  Returns the last text printed."""
+    asked = {p.strip() for p in passes.split(",")}
+    last = None
+    for record in records:
+        if record.name == "InferType" and "InferType" not in asked:
+            continue
+        text = record.after.astext(form=form)
+        if record.name not in asked and text == record.before.astext(form=form):
+            out.write(f"// after {record.name}: unchanged\n")
+            continue
+        last = text
+        out.write(f"// after {record.name}\n{last}\n")
+    return last
 
 
 def _demo(out) -> int:
@@ -135,8 +175,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     opt = sub.add_parser("opt", help="run passes on a Relay file and print the result")
     opt.add_argument("file", help="a .relay file, or - for standard input")
-    opt.add_argument("--passes", required=True, help="comma-separated pass names, e.g. FoldConstant,FuseOps")
-    opt.add_argument("--opt-level", type=int, default=2, help="PassContext opt_level (default 2)")
+    opt.add_argument(
+        "--passes", required=True,
+        help="comma-separated pass names, e.g. FoldConstant,FuseOps, or an opt level O0..O3 "
+        "(the default pipeline at that level, as %%%%relay --passes O3)",
+    )
+    opt.add_argument(
+        "--opt-level", type=int, default=2,
+        help="PassContext opt_level for a list of names (default 2; O0..O3 set their own)",
+    )
     opt.add_argument("--print-after-all", action="store_true", help="print the module after every pass")
     opt.add_argument("--time", action="store_true", help="report the time each pass took")
     opt.add_argument("--anf", action="store_true", help="print in A-normal form")
@@ -160,6 +207,12 @@ def main(argv: Optional[Sequence[str]] = None, out=None, err=None) -> int:
             text, name = _read(args.file)
         except OSError as exc:
             err.write(f"relay-nb: cannot read {args.file}: {exc.strerror}\n")
+            return 2
+        except UnicodeDecodeError as exc:
+            err.write(
+                f"relay-nb: cannot read {args.file}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
+                f"at offset {exc.start}); Relay files are UTF-8\n"
+            )
             return 2
         if args.command == "run":
             return _run(text, name, args.entry, args.args, out, args.kind)

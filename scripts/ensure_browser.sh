@@ -11,7 +11,9 @@
 set -uo pipefail
 
 CHROMIUM=/usr/bin/chromium
-PYTHON=${PYTHON:-python}
+# The same Python as main.sh and test.sh (inherited from test.sh, else chosen the same way).
+source "$(dirname "${BASH_SOURCE[0]}")/python_env.sh"
+PYTHON=$RELAY_NB_PYTHON
 
 say() { echo "ensure_browser: $*" >&2; }
 

@@ -135,3 +135,69 @@ def test_opt_runs_named_passes_with_timing_and_print_after_all(tmp_path):
     assert "pass timing:" in out and "    InferType: " in out
     code, _, err = cli("opt", str(path), "--passes", "InferTipe")
     assert code == 1 and "unknown pass InferTipe; did you mean InferType?" in err
+
+
+FOLDABLE = """def @main(%x: Tensor[(2), float32]) {
+  add(%x, add(1f, 2f))
+}
+"""
+
+
+def test_opt_takes_an_opt_level_like_the_magic(tmp_path):
+    path = tmp_path / "f.relay"
+    path.write_text(FOLDABLE)
+    code, out, err = cli("opt", str(path), "--passes", "O3")
+    assert (code, err) == (0, "")
+    assert out == relay.optimize(relay.parse(FOLDABLE), opt_level=3).astext() + "\n"
+    assert "Primitive=1" in out  # FuseOps ran
+
+
+def test_opt_unknown_pass_lists_the_valid_names(tmp_path):
+    path = tmp_path / "f.relay"
+    path.write_text(FOLDABLE)
+    code, _, err = cli("opt", str(path), "--passes", "FoldConstant,Nonsense")
+    assert code == 1 and "unknown pass Nonsense" in err
+    for name in relay.transform.PASSES:
+        assert name in err
+    assert "O0..O3" in err
+
+
+def test_opt_print_after_all_prints_each_asked_pass_once_and_the_result_once(tmp_path):
+    path = tmp_path / "f.relay"
+    path.write_text(FOLDABLE)
+    code, out, err = cli("opt", str(path), "--passes", "FoldConstant", "--print-after-all")
+    assert (code, err) == (0, "")
+    assert out.count("// after") == 1 and out.startswith("// after FoldConstant\n")  # no InferType, no pipeline
+    assert out.count("def @main") == 1  # the result is the step printed, not printed again
+    code, out, _ = cli("opt", str(path), "--passes", "O3", "--print-after-all")
+    assert "// after InferType" not in out and "// after optimize" not in out
+    assert "// after DeadCodeElimination: unchanged" in out
+    assert out.count("def @main") == 2  # after FoldConstant and after FuseOps (the result)
+
+
+def test_files_that_are_not_utf8_get_one_line_not_a_traceback(tmp_path):
+    binary = tmp_path / "model.bin"
+    binary.write_bytes(bytes(range(256)))
+    for command in ("check", "fmt", "run"):
+        code, out, err = cli(command, str(binary))
+        assert code == 2 and out == ""
+        assert err == f"relay-nb: cannot read {binary}: not UTF-8 text (byte 0x80 at offset 128); Relay files are UTF-8\n"
+    code, _, err = cli("check", str(tmp_path / "missing.relay"))
+    assert code == 2 and err.startswith("relay-nb: cannot read") and "No such file" in err
+
+
+def test_utf16_and_bom_files_are_read(tmp_path):
+    for encoding in ("utf-16", "utf-8-sig"):
+        path = tmp_path / f"{encoding}.relay"
+        path.write_text(GOOD, encoding=encoding)
+        code, out, err = cli("fmt", str(path))
+        assert (code, err) == (0, ""), encoding
+        assert relay.structural_equal(relay.parse(out), relay.parse(GOOD))
+
+
+def test_a_binary_file_on_standard_input(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "relay_nb.cli", "check", "-"], input=b"\xff\x00\xfe", capture_output=True, timeout=120
+    )
+    assert done.returncode == 2 and b"Traceback" not in done.stderr
+    assert b"cannot read -: not UTF-8 text" in done.stderr

@@ -11,7 +11,6 @@ Screenshots go to build/e2e/.  The test skips only when Chromium cannot be insta
 from __future__ import annotations
 
 import re
-import shutil
 import time
 from pathlib import Path
 
@@ -43,10 +42,15 @@ def browser():
 
 
 def _tutorial_root(tmp_path: Path) -> Path:
+    """The workspace scripts/main.sh serves: copies of the tutorials (JupyterLab writes to
+    what it opens; the checkout must stay clean)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lab_workspace", ROOT / "scripts" / "lab_workspace.py")
+    workspace = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(workspace)
     root = tmp_path / "tutorials"
-    root.mkdir()
-    for path in [*TUTORIALS.glob("[0-9][0-9]_*.ipynb"), TUTORIALS / "checks.py"]:
-        shutil.copy(path, root / path.name)
+    workspace.copy_tutorials(root, TUTORIALS)
     return root
 
 
@@ -133,6 +137,21 @@ def test_tutorial_02_runs_in_jupyterlab_and_the_stepper_reaches_the_flagged_pass
         r, g, b = _rgb(row.evaluate("el => getComputedStyle(el).color"))
         assert r > 150 and g < 110 and b < 110, f"flagged step is not drawn red: rgb({r}, {g}, {b})"
         stepper.screenshot(path=str(OUT / "02_stepper_flagged_step.png"))
+
+        # Clicking a row of the list shows that step (widgets/step_table.js -> PassStepper.go).
+        stepper.locator('tr[data-step="0"]').click()
+        page.wait_for_function(
+            "el => { const r = el.querySelector('tr.relay-step-current');"
+            " return r && r.getAttribute('data-step') === '0'; }",
+            arg=stepper.element_handle(),
+        )
+        assert stepper.locator(".relay-stepper-header").inner_text().startswith("step 1 of")
+        stepper.locator(f'tr[data-step="{index}"]').click()  # back to the flagged step
+        page.wait_for_function(
+            "([el, i]) => { const r = el.querySelector('tr.relay-step-current');"
+            " return r && r.getAttribute('data-step') === String(i); }",
+            arg=[stepper.element_handle(), index],
+        )
 
         # The graph tab: before/after drawings (anywidget views), nodes inspectable.
         stepper.locator(".lm-TabBar-tab", has_text="graph").click()

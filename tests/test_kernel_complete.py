@@ -175,3 +175,42 @@ def test_user_registered_op_is_completed_and_inspected():
 def test_cursor_positions_out_of_range_are_clamped():
     assert complete("add", 99).matches[0] == "add"
     assert complete("add", -5).start == 0
+
+
+# --- long names: one scan, not one per position ---------------------------------------------------
+
+LONG = 100_000
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "a" * LONG + " nn.so",  # a long name, then more text: the old search retried from each position
+        "nn.softmax(" + "a" * LONG + ", ax",  # ... and as the enclosing call's name
+        "%" + "x" * LONG,
+        "@" + "f" * LONG,
+    ],
+    ids=["name-then-text", "long-callee", "long-local", "long-global"],
+)
+def test_a_100000_char_name_completes_and_inspects_at_once(code):
+    """A search for ``[@%]?[A-Za-z0-9_.]*$`` was quadratic here: seconds per keypress at
+    40,000 chars, a hang at 100,000.  The bound is generous (it takes milliseconds)."""
+    import time
+
+    complete("x")  # the op registry loads outside the timed part
+    start = time.perf_counter()
+    complete(code)
+    inspect(code, len(code))
+    assert time.perf_counter() - start < 1.0
+
+
+def test_long_names_keep_their_spans():
+    code = "a" * LONG + " nn.so"
+    c = complete(code)
+    assert code[c.start : c.end] == "nn.so" and "nn.softmax" in c.matches
+    local = "%" + "x" * LONG
+    assert complete(local + " %").matches == [local]
+    c = complete(local)
+    assert (c.start, c.end) == (0, len(local))
+    assert enclosing_call("c" * LONG + "(%x, ", LONG + 5) == "c" * LONG
+    assert enclosing_call("nn.softmax (" + "c" * LONG + ", ax", LONG + 16) == "nn.softmax"

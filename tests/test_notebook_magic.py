@@ -204,8 +204,35 @@ def test_time_reports_each_phase(shell):
     )
     assert ok, out + err
     report = outputs[-1]["text/plain"]
-    assert "parse + type check:" in report and "passes FoldConstant:" in report
+    assert "\nparse:" in "\n" + report and "\ntype check:" in report and "passes FoldConstant:" in report
+    assert "parse + type check" not in report  # the parts, each on its own line
     assert "run (interpreter):" in report and "pass timing:" in report and "FoldConstant:" in report
+
+
+def test_time_reports_the_first_use_cost_apart_from_the_cells_own_parse():
+    """The first cell of a kernel also builds the parser's tables and loads the ops and
+    passes: --time shows that on its own line, once, so "parse" is the cell's own."""
+    import subprocess
+    import sys
+
+    code = (
+        "from relay_nb.notebook.magic import run_relay_cell\n"
+        "for _ in range(2):\n"
+        "    out = run_relay_cell('def @main(%x: float32) { add(%x, %x) }', '--time --show none', {})\n"
+        "    print(sorted(out.timings))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.splitlines()
+    assert first == repr(sorted(["first use: parser tables, ops, passes (once per kernel)", "parse", "type check"]))
+    assert second == repr(["parse", "type check"])
+
+
+def test_time_reports_the_expansion_when_there_is_one(shell):
+    shell.user_ns["n"] = 3
+    ok, out, err, outputs = run(shell, "%%relay --time --show none\ndef @main(%x: Tensor[({n}), float32]) { %x }\n")
+    assert ok, out + err
+    assert "expand {...}:" in outputs[-1]["text/plain"]
 
 
 # --- --step ----------------------------------------------------------------------------------------
@@ -357,6 +384,25 @@ def test_expansion_failure_is_located(shell):
     assert "cannot expand {shape[5]}: IndexError" in out and "--> cell:3:22" in out
 
 
+class _Unprintable:
+    def __str__(self):
+        raise ValueError("no text for this one")
+
+
+def test_expansion_of_a_value_whose_str_raises_is_located(shell):
+    shell.user_ns["shape"] = _Unprintable()
+    ok, out, err, _ = run(shell, "%%relay\ndef @main(%x: Tensor[{shape}, float32]) { %x }\n")
+    assert not ok and "Traceback" not in out + err
+    assert "cannot expand {shape}: ValueError: no text for this one" in out and "--> cell:2:22" in out
+
+
+def test_cell_errors_are_relay_errors_to_code_running_the_magic(shell):
+    with pytest.raises(RelayError) as caught:
+        shell.run_cell_magic("relay", "", "def @main(%x: Tensor[(2), float32]) {\n  add(%x, %y)\n}\n")
+    assert isinstance(caught.value.error, ParseError)  # the original error is kept
+    assert "undefined variable %y" in str(caught.value) and caught.value.line == caught.value.error.line
+
+
 # --- line magic ------------------------------------------------------------------------------------
 
 
@@ -377,6 +423,15 @@ def test_line_magic_keeps_relay_braces(shell):
     ok, out, err, _ = run(shell, "v = %relay --run -- multiply({k}, 2)")
     assert ok, out + err
     assert int(shell.user_ns["v"]) == 10
+
+
+def test_line_magic_run_shows_the_value_once(shell):
+    with capture_output() as cap:
+        result = shell.run_cell("%relay --run -- add(1, 2)")
+    assert result.success and int(result.result) == 3  # IPython's Out[n]
+    assert [o.data for o in cap.outputs] == []  # and no second copy displayed by the magic
+    ok, out, err, outputs = run(shell, "%%relay --run --show none\nadd(1, 2)\n")
+    assert ok and [o["text/plain"] for o in outputs] == ["3"]  # the cell magic still shows it
 
 
 def test_line_magic_run_and_name(shell):

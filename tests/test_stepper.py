@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -55,7 +59,7 @@ def test_buttons_move_over_the_steps():
     assert s.current is s.trace[-1]
     s.prev_button.click()
     assert s.current is s.trace[-2]
-    assert s.slider.max == len(names) - 1 and s.play.max == len(names) - 1
+    assert len(s.slider.options) == len(names) and s.play.max == len(names) - 1
 
 
 def test_stable_classes_and_descriptions_for_browser_tests():
@@ -96,7 +100,7 @@ def test_changed_only_filter():
     changed = [st.index for st in s.trace if st.changed]
     assert 0 < len(changed) < all_steps
     s.changed_only.value = True
-    assert s.visible == changed and s.slider.max == len(changed) - 1
+    assert s.visible == changed and len(s.slider.options) == len(changed)
     rows = re.findall(r'data-step="(\d+)"', s.pass_list.value)
     assert [int(r) for r in rows] == changed
     assert all(s.current.changed for _ in [0])
@@ -107,6 +111,50 @@ def test_changed_only_filter():
     assert visited == changed
     s.changed_only.value = False
     assert s.visible == list(range(all_steps)) and s.current.index == changed[-1]
+
+
+def _click_row(s, index: int) -> None:
+    """What widgets/step_table.js sends when a row of the list is clicked."""
+    s.pass_list._handle_custom_msg({"step": index}, [])
+
+
+def test_clicking_a_row_shows_that_step():
+    s = _stepper()
+    last = len(s.trace) - 1
+    _click_row(s, last)
+    assert s.current is s.trace[last] and s.next_button.disabled
+    assert f'relay-step-current" data-step="{last}"' in s.pass_list.value
+    _click_row(s, 0)
+    assert s.current is s.trace[0]
+    hidden = next(st.index for st in s.trace if not st.changed)
+    s.changed_only.value = True
+    _click_row(s, hidden)  # a row the filter hides (a click that raced the redraw) turns it off
+    assert s.current.index == hidden and not s.changed_only.value
+    _click_row(s, 99)  # out of range: ignored
+    _click_row(s, True)
+    assert s.current.index == hidden
+
+
+def _numbers_shown(s) -> tuple[str, str, str]:
+    row = re.search(r'relay-step-current" data-step="\d+"><td class="relay-num">(\d+)</td>', s.pass_list.value)
+    header = re.search(r"step (\d+) of", s.header.value)
+    return row.group(1), header.group(1), s.slider.label
+
+
+def test_a_step_has_one_number_in_the_list_the_header_and_the_slider():
+    s = _stepper()
+    for st in s.trace:
+        s.go(st.index)
+        assert _numbers_shown(s) == (str(st.index + 1),) * 3
+    s.changed_only.value = True
+    for _ in s.visible:
+        assert _numbers_shown(s) == (str(s.current.index + 1),) * 3
+        s.next()
+
+
+def test_the_pipeline_header_lists_the_passes_with_spaces():
+    s = _stepper()
+    assert "<b>SimplifyExpr, FoldConstant, DeadCodeElimination</b>" in s.summary.value
 
 
 def test_changed_only_with_nothing_changed_disables_navigation():
@@ -227,3 +275,53 @@ def test_diff_html_escapes_and_collapses_context():
         html.count('<tr><td class="relay-diff-lineno">') == 9
     )  # 2 + 2 kept per collapsed run, 1 changed
     assert "unchanged lines" not in diff_html(before, after, context=None)
+
+
+STEP_TABLE_DRIVER = r"""
+const esm = process.argv[2];
+const mod = await import(esm);
+const handlers = {}, sent = [];
+const model = {
+  v: '<div class="relay-steps-scroll"><table><tr data-step="0"></tr><tr data-step="3"></tr></table></div>',
+  get(name) { return this.v; },
+  on(event, f) { (handlers[event] = handlers[event] || []).push(f); },
+  off(event, f) { handlers[event] = (handlers[event] || []).filter((g) => g !== f); },
+  send(content) { sent.push(content); },
+};
+const listeners = {};
+const scroll = { scrollTop: 0 };
+const el = {
+  classList: { list: [], add(c) { this.list.push(c); } },
+  innerHTML: "",
+  querySelector(sel) { return sel === ".relay-steps-scroll" ? scroll : null; },
+  contains(node) { return node.inside === true; },
+  addEventListener(event, f) { listeners[event] = f; },
+  removeEventListener(event, f) { if (listeners[event] === f) delete listeners[event]; },
+};
+const row = (step) => ({ inside: true, getAttribute: (a) => (a === "data-step" ? String(step) : null) });
+const cleanup = mod.default.render({ model, el });
+const first = el.innerHTML;
+scroll.scrollTop = 40;
+model.v = "<table>redrawn</table>";
+handlers["change:value"].forEach((f) => f());
+listeners.click({ target: { closest: (sel) => (sel === "tr[data-step]" ? row(3) : null) } });
+listeners.click({ target: { closest: () => null } });  // a click outside the rows
+cleanup();
+console.log(JSON.stringify({ first, redrawn: el.innerHTML, sent, scrollTop: scroll.scrollTop,
+  left: Object.keys(listeners).length + (handlers["change:value"] || []).length, cls: el.classList.list }));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_step_table_front_end_sends_the_clicked_rows_step(tmp_path):
+    from relay_nb.notebook import _assets
+
+    script = tmp_path / "drive.mjs"
+    script.write_text(STEP_TABLE_DRIVER)
+    esm = _assets.asset_path("step_table.js").as_uri()
+    out = subprocess.run(["node", str(script), esm], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert 'data-step="3"' in r["first"] and r["redrawn"] == "<table>redrawn</table>"
+    assert r["sent"] == [{"step": 3}]  # one message, for the row; none for the outside click
+    assert r["left"] == 0 and r["cls"] == ["relay-step-table"]

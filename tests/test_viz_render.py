@@ -235,3 +235,45 @@ def test_import_relay_nb_imports_no_graphviz_or_jupyter():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[:2] == ["[]", "['graphviz']"]
+
+
+# --- Fontconfig's warnings from the bundled Graphviz ---------------------------------------------
+
+NEWER_FONTCONFIG = """<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig>
+  <reset-dirs />
+  <dir>/usr/share/fonts</dir>
+</fontconfig>
+"""
+
+
+@pytest.mark.skipif(not render_mod._has_pygraphviz(), reason="needs the pygraphviz wheel")
+def test_bundled_graphviz_writes_nothing_to_stderr_on_a_newer_fontconfig_setup(tmp_path):
+    """A system configuration with an element the wheel's older libfontconfig does not know
+    (``FONTCONFIG_PATH`` stands for /etc/fonts here) made it print a warning from C, which a
+    notebook shows as a stderr box; drawing now writes nothing to stderr at all."""
+    import os
+    import subprocess
+
+    (tmp_path / "fonts.conf").write_text(NEWER_FONTCONFIG)
+    code = (
+        "import relay_nb as relay\n"
+        "svg = relay.viz.render(relay.parse_expr('fn (%x) { %1 = log(%x); add(%1, %1) }'), engine='pygraphviz')\n"
+        "assert svg.lstrip().startswith('<?xml')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "FONTCONFIG_FILE"}
+    env.update(FONTCONFIG_PATH=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+
+
+def test_other_native_stderr_output_still_reaches_stderr(capfd):
+    import os
+
+    with render_mod._without_font_noise():
+        os.write(2, b'Fontconfig warning: "x.conf", line 6: unknown element "reset-dirs"\n')
+        os.write(2, b"Error: something Graphviz wants you to see\n")
+    err = capfd.readouterr().err
+    assert err == "Error: something Graphviz wants you to see\n"

@@ -22,8 +22,8 @@ from .cells import EXEC_CHOICES, SHOW_CHOICES
 from .cells import OPTIONS as CELL_OPTIONS
 
 # Characters of a name: ops are dotted (nn.conv2d), globals/locals carry a sigil.
-_NAME_CHARS = re.compile(r"[@%]?[A-Za-z0-9_.]*$")
-_NAME_AFTER = re.compile(r"^[A-Za-z0-9_.]*")
+_NAME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")
+_NAME_AFTER = re.compile(r"[A-Za-z0-9_.]*")
 # Comments and strings are blanked out so their parentheses do not count.
 _MASK = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\])*\"?", re.DOTALL)
 _HEADER = re.compile(r"^\s*//\s*([A-Za-z_-]*)(\s*:\s*)?(.*)$")
@@ -46,10 +46,24 @@ def _mask(code: str) -> str:
     return _MASK.sub(lambda m: " " * len(m.group()), code)
 
 
+def _name_start(text: str, end: int) -> int:
+    """Where the (possibly sigil-prefixed) name ending at ``end`` starts.
+
+    A scan back from ``end``: linear in the name's length.  (A search for
+    ``[@%]?[A-Za-z0-9_.]*$`` retries from every position of a long name that something
+    else follows, so it was quadratic: seconds per keypress after a 40,000-char name.)"""
+    i = end
+    while i > 0 and text[i - 1] in _NAME:
+        i -= 1
+    if i > 0 and text[i - 1] in "@%":
+        i -= 1
+    return i
+
+
 def _word_at(code: str, cursor_pos: int) -> tuple[int, int]:
     """The span of the (possibly sigil-prefixed, dotted) name around the cursor."""
-    start = cursor_pos - len(_NAME_CHARS.search(code[:cursor_pos]).group())
-    end = cursor_pos + len(_NAME_AFTER.match(code[cursor_pos:]).group())
+    start = _name_start(code, cursor_pos)
+    end = _NAME_AFTER.match(code, cursor_pos).end()
     return start, end
 
 
@@ -69,8 +83,8 @@ def enclosing_call(code: str, cursor_pos: int) -> Optional[str]:
             if depth == 0:
                 if ch != "(":
                     return None
-                name = _NAME_CHARS.search(text[:i].rstrip()).group()
-                return name or None
+                name_end = len(text[:i].rstrip())
+                return text[_name_start(text, name_end) : name_end] or None
             depth -= 1
     return None
 
@@ -128,7 +142,7 @@ def _header_completion(code: str, cursor_pos: int, passes: Iterable[str]) -> Opt
     item_start = max(before.rfind(","), before.rfind(":")) + 1
     while item_start < col and line[item_start] == " ":
         item_start += 1
-    item_end = col + len(_NAME_AFTER.match(line[col:]).group())
+    item_end = _NAME_AFTER.match(line, col).end()
     prefix = line[item_start:col]
     names = sorted(p for p in passes if p.startswith(prefix))
     return Completion(names, line_start + item_start, line_start + item_end)

@@ -7,8 +7,13 @@ shows before/after with the differences highlighted, the graph tab the before/af
 graphs with the nodes the pass removed / made highlighted (interactive
 :class:`~relay_nb.notebook.inspector.GraphInspector` views), the validation tab the values.
 
+A step has one number everywhere it is shown (the list's first column, the header's
+"step 5 of 8", the slider's readout), counted from 1; clicking a row of the list shows
+that step.
+
 All decisions (what changed, what matches) are made by ``trace_passes``; this file only
-lays them out, with stock widgets and the CSS of ``widgets/stepper.css``.
+lays them out, with stock widgets, the CSS of ``widgets/stepper.css`` and, for the
+clickable list (a stock HTML widget reports no clicks), ``widgets/step_table.js``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,12 @@ from typing import Any, Mapping, Optional
 
 import ipywidgets as widgets
 import numpy as np
+import traitlets
+
+try:
+    import anywidget
+except ImportError:  # the list is then plain HTML: everything but clicking a row works
+    anywidget = None
 
 from ..ir.module import IRModule
 from ._assets import read_asset
@@ -186,6 +197,30 @@ def _max_diff(a: Any, b: Any) -> Optional[float]:
     return None
 
 
+class StepTable(anywidget.AnyWidget if anywidget is not None else widgets.HTML):
+    """The stepper's list of passes: HTML made in Python (``value``), and a click on a row
+    reported back — what a stock HTML widget cannot do.  ``on_step(callback)`` registers
+    ``callback(step_index)`` for clicks (widgets/step_table.js sends ``{"step": i}``)."""
+
+    if anywidget is not None:
+        _esm = read_asset("step_table.js")
+        value = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self._step_callbacks: list = []
+        self.on_msg(self._on_message)
+
+    def on_step(self, callback) -> None:
+        self._step_callbacks.append(callback)
+
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        step = content.get("step") if isinstance(content, dict) else None
+        if isinstance(step, int) and not isinstance(step, bool):
+            for callback in self._step_callbacks:
+                callback(step)
+
+
 class PassStepper:
     """Step through a pipeline: before/after text and graphs, time, and validation.
 
@@ -242,7 +277,7 @@ class PassStepper:
     @property
     def position(self) -> int:
         """Index of the current step among the visible ones."""
-        return self.slider.value
+        return self.slider.index or 0
 
     @property
     def current(self) -> Optional[Step]:
@@ -252,18 +287,20 @@ class PassStepper:
     def next(self) -> None:
         """Show the next (visible) step."""
         if self.visible and self.position < len(self.visible) - 1:
-            self.slider.value += 1
+            self.slider.index += 1
 
     def prev(self) -> None:
         """Show the previous (visible) step."""
         if self.visible and self.position > 0:
-            self.slider.value -= 1
+            self.slider.index -= 1
 
     def go(self, index: int) -> None:
         """Show step ``index`` (turning the changed-only filter off if it hides it)."""
+        if not 0 <= index < len(self.trace):
+            return  # a stale click from a redrawn table
         if index not in self.visible:
             self.changed_only.value = False
-        self.slider.value = self.visible.index(index)
+        self.slider.index = self.visible.index(index)
 
     def set_changed_only(self, on: bool) -> None:
         self.changed_only.value = on
@@ -276,10 +313,12 @@ class PassStepper:
         self.play = widgets.Play(
             min=0, max=n, step=1, interval=1200, description="play", tooltip="play the steps"
         )
-        self.slider = widgets.IntSlider(
-            min=0, max=n, value=0, description="step", continuous_update=True
+        # The slider's readout is the step's number, as in the list and the header (with
+        # "changed only" it skips the hidden steps' numbers).
+        self.slider = widgets.SelectionSlider(
+            options=self._slider_options(), description="step", continuous_update=True
         )
-        widgets.jslink((self.play, "value"), (self.slider, "value"))
+        widgets.jslink((self.play, "value"), (self.slider, "index"))
         self.prev_button = widgets.Button(
             description="◀ prev", tooltip="previous pass", layout=widgets.Layout(width="auto")
         )
@@ -290,8 +329,9 @@ class PassStepper:
         self.next_button.add_class("relay-stepper-next")
         self.changed_only = widgets.Checkbox(value=False, description="changed only", indent=False)
         self.changed_only.add_class("relay-stepper-changed-only")
-        self.pass_list = widgets.HTML()
+        self.pass_list = StepTable()
         self.pass_list.add_class("relay-stepper-list")
+        self.pass_list.on_step(self.go)
         self.header = widgets.HTML()
         self.header.add_class("relay-stepper-header")
         self.diff = widgets.HTML()
@@ -313,7 +353,7 @@ class PassStepper:
 
         self.prev_button.on_click(lambda _b: self.prev())
         self.next_button.on_click(lambda _b: self.next())
-        self.slider.observe(lambda _c: self._refresh(), names="value")
+        self.slider.observe(lambda _c: self._refresh(), names="index")
         self.changed_only.observe(self._on_filter, names="value")
         self.tabs.observe(lambda _c: self._refresh_graphs(), names="selected_index")
         self.graph_mode.observe(lambda _c: self._refresh_graphs(), names="value")
@@ -337,13 +377,15 @@ class PassStepper:
         if current is not None and self.visible:
             later = [p for p, i in enumerate(self.visible) if i >= current.index]
             target = later[0] if later else len(self.visible) - 1
-        # Move the value out of the way first so the slider never holds an invalid value.
-        with self.slider.hold_trait_notifications():
-            self.slider.max = max(n, self.slider.value)
-            self.slider.value = target
-            self.slider.max = n
+        self.slider.options = self._slider_options()  # (this resets the index to 0)
+        if self.visible:
+            self.slider.index = target
         self.play.max = n
         self._refresh()
+
+    def _slider_options(self) -> list[tuple[str, int]]:
+        # An empty slider cannot hold a value: show "-" (disabled) when nothing is visible.
+        return [(str(i + 1), i) for i in self.visible] or [("-", -1)]
 
     # -- rendering ------------------------------------------------------------------------------
     def _text(self, mod: IRModule) -> str:
@@ -390,7 +432,7 @@ class PassStepper:
         bad = trace.flagged
         if bad is not None:
             parts.append(
-                f'<div class="relay-bad">first pass that changes the result: step {bad.index} {html.escape(bad.name)}</div>'
+                f'<div class="relay-bad">first pass that changes the result: step {bad.index + 1} {html.escape(bad.name)}</div>'
             )
         for note in trace.notes:
             parts.append(f'<div class="relay-note">{html.escape(note.splitlines()[0])}</div>')
@@ -411,7 +453,7 @@ class PassStepper:
                 classes.append("relay-step-current")
             indent = "&nbsp;&nbsp;" * max(s.depth - 1, 0)
             rows.append(
-                f'<tr class="{" ".join(classes)}" data-step="{s.index}"><td class="relay-num">{s.index}</td>'
+                f'<tr class="{" ".join(classes)}" data-step="{s.index}"><td class="relay-num">{s.index + 1}</td>'
                 f'<td class="relay-pass">{indent}{html.escape(s.name)}</td>'
                 f"<td>{'● changed' if s.changed else '○'}</td>"
                 f'<td class="relay-num">{_ms(s.seconds)}</td>'

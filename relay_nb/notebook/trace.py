@@ -72,6 +72,15 @@ def _opt_level(spec: Any) -> Optional[int]:
     return None
 
 
+def unknown_pass_message(name: str) -> str:
+    """'unknown pass X; did you mean Y?' and every name that would have worked."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(PASSES), n=2)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return f"unknown pass {name}{hint}\n  valid: {', '.join(sorted(PASSES))}, or an opt level O0..O3"
+
+
 def resolve_passes(passes: PassSpec, namespace: Optional[Mapping[str, Any]] = None) -> Pipeline:
     """Turn ``passes=`` into a :class:`Pipeline`.
 
@@ -109,12 +118,12 @@ def resolve_passes(passes: PassSpec, namespace: Optional[Mapping[str, Any]] = No
             elif namespace is not None and isinstance(namespace.get(item), Pass):
                 resolved.append(namespace[item])
             else:
-                get_pass(item)  # raises "unknown pass X; did you mean Y?"
+                raise RelayError(unknown_pass_message(item))
         else:
             raise RelayError(f"not a pass: {item!r} ({type(item).__name__})")
     if not resolved:
         raise RelayError("no passes given")
-    return Pipeline(",".join(p.info.name for p in resolved), passes=resolved)
+    return Pipeline(", ".join(p.info.name for p in resolved), passes=resolved)
 
 
 # --- inputs and results ------------------------------------------------------------------------
@@ -332,7 +341,7 @@ class Trace(list):
         text = f"{len(self)} passes, {changed} changed the program"
         bad = self.flagged
         if bad is not None:
-            text += f"; first mismatch: step {bad.index} {bad.name}"
+            text += f"; first mismatch: step {bad.index + 1} {bad.name}"  # counted from 1, as shown
         elif self.executors and self.inputs is not None:
             text += f"; results match the original ({', '.join(self.executors)})"
         return text

@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import warnings
 from collections.abc import Collection
 from typing import Any, Optional
@@ -179,12 +180,40 @@ def _render_cached(dot: str, engine: str, timeout: float) -> str:
     try:
         # pygraphviz writes a "layout may take a long time" note to sys.stderr, which
         # a notebook would show as an error.
-        with contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
+        with _without_font_noise(), contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             data = pygraphviz.AGraph(string=dot).draw(format="svg", prog="dot")
     except Exception as exc:  # DotError, or Graphviz refusing the input
         raise RelayError(f"Graphviz could not draw this graph: {exc}") from None
     return data.decode("utf-8") if isinstance(data, bytes) else str(data)
+
+
+@contextlib.contextmanager
+def _without_font_noise():
+    """Drop Fontconfig's warnings from what the bundled Graphviz writes to file descriptor 2.
+
+    The pygraphviz wheel carries an older libfontconfig than many systems; reading their
+    configuration (even only /usr/share/fontconfig/conf.avail, whatever FONTCONFIG_FILE says)
+    it prints 'Fontconfig warning: ... unknown element "reset-dirs"' from C, past
+    ``sys.stderr`` — in a notebook, a pink stderr box above the drawing.  Anything else
+    written there is passed on to ``sys.stderr``."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no file descriptor 2 to capture
+        yield
+        return
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            text = sink.read().decode("utf-8", "replace")
+    kept = [line for line in text.splitlines(keepends=True) if not line.startswith("Fontconfig ")]
+    if kept:
+        sys.stderr.write("".join(kept))
 
 
 def _run(cmd: list[str], dot: str, timeout: float, name: str) -> str:

@@ -8,7 +8,9 @@ connections (updates, sync, field trials) are refused here and slow the page dow
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -31,8 +33,11 @@ def ensure_browser(timeout: float = 900.0) -> Optional[str]:
     """Run ``scripts/ensure_browser.sh``; None when Chromium and Playwright are usable,
     else the reason they are not (the script's last words)."""
     try:
+        # The interpreter running the tests is the one that needs Playwright (without this
+        # the script would pick, or create, the checkout's .venv).
+        env = dict(os.environ, RELAY_NB_PYTHON=sys.executable)
         done = subprocess.run(
-            ["bash", str(ENSURE)], capture_output=True, text=True, timeout=timeout
+            ["bash", str(ENSURE)], capture_output=True, text=True, timeout=timeout, env=env
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{ENSURE.name} could not run: {exc}"

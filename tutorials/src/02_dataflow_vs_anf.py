@@ -10,6 +10,7 @@
 
 # %%
 # %load_ext relay_nb
+import re
 import time
 
 import numpy as np
@@ -66,9 +67,14 @@ relay.viz.compare(mod)
 
 # %%
 dot = relay.viz.to_dot(mod, mode="dag")
-print([line.strip() for line in dot.splitlines() if '" -> "' in line])
+edges = [line.strip() for line in dot.splitlines() if re.match(r"\s*\w+ -> \w+ ", line)]
+print("\n".join(edges))
 graph = relay.viz.build_graph(mod, mode="dag")
-print("shared:", [n.label.split("\n")[0] for n in graph.nodes.values() if n.shared])
+shared = [n for n in graph.nodes.values() if n.shared]
+print("shared:", [n.label.split("\n")[0] for n in shared])
+# The shared log is drawn once, with one edge per use (both arguments of add).
+assert [n.label.split("\n")[0] for n in shared] == ["log"]
+assert sum(e.startswith(f"{shared[0].id} -> ") for e in edges) == 2, edges
 
 # %% [markdown]
 # ## A-normal form
