@@ -670,3 +670,41 @@ def check_one_kernel(text: str) -> Verdict:
     return _guard(run)
 
 __all__ = ["Verdict"] + [name for name in dir() if name.startswith("check_")]
+
+
+def check_outputs_agree(ours: Any, reference: Any, what: str = "the framework", rtol: float = 1e-4) -> Verdict:
+    """relay_nb's output equals the reference (a framework's, or the interpreter's) to a
+    relative error of ``rtol`` of the output's scale."""
+
+    def run() -> Verdict:
+        a = np.asarray(ours, dtype=np.float64)
+        b = np.asarray(reference, dtype=np.float64)
+        if a.shape != b.shape:
+            return _report(False, f"shapes differ: {a.shape} against {what}'s {b.shape}")
+        scale = max(float(np.abs(b).max(initial=0)), 1e-30)
+        err = float(np.abs(a - b).max(initial=0)) / scale
+        if err > rtol:
+            return _report(False, f"the outputs differ from {what}'s by {err:.2e} of their scale")
+        return _report(True, f"the outputs agree with {what}'s (largest difference {err:.1e} of their scale)")
+
+    return _guard(run)
+
+
+def check_op_count(answer: Any, mod: relay.IRModule, op_name: str) -> Verdict:
+    """``answer`` is the number of calls of ``op_name`` in ``mod``'s functions."""
+
+    def run() -> Verdict:
+        count = 0
+        for gv in mod.get_global_vars():
+            func = mod[gv.name_hint]
+            if isinstance(func, relay.Function):
+                calls = []
+                relay.post_order_visit(
+                    func, lambda e: calls.append(e) if isinstance(e, relay.Call) and isinstance(e.op, relay.Op) and e.op.name == op_name else None
+                )
+                count += len(calls)
+        if answer != count:
+            return _report(False, f"count the calls of {op_name} again (in the printout, or with relay.post_order_visit)")
+        return _report(True, f"the model calls {op_name} {count} times")
+
+    return _guard(run)
