@@ -79,6 +79,7 @@ _LAZY: dict[str, str] = {
     "annotation": "op.annotation",
     "dyn": "op.dyn",
     "viz": "viz",
+    "frontend": "frontend",
     # notebook layer (imports IPython / ipywidgets only when used)
     "notebook": "notebook",
     "PassStepper": "notebook.stepper:PassStepper",
