@@ -94,7 +94,7 @@ _UNARY = {
     "Relu": nn.relu, "Sigmoid": R.sigmoid, "Tanh": R.tanh, "Sqrt": R.sqrt, "Exp": R.exp,
     "Log": R.log, "Neg": R.negative, "Abs": R.abs, "Erf": R.erf, "Floor": R.floor,
     "Ceil": R.ceil, "Sin": R.sin, "Cos": R.cos, "Sign": R.sign, "Not": R.logical_not,
-    "Round": R.round, "Identity": lambda x: x, "IsNaN": R.isnan,
+    "Identity": lambda x: x, "IsNaN": R.isnan,
 }
 for _name, _fn in _UNARY.items():
     ONNX_OPS[_name] = (lambda fn: lambda inputs, attrs, opset: fn(inputs[0]))(_fn)
@@ -106,6 +106,21 @@ _BINARY = {
 }
 for _name, _fn in _BINARY.items():
     ONNX_OPS[_name] = (lambda fn: lambda inputs, attrs, opset: fn(inputs[0], inputs[1]))(_fn)
+
+
+def _round_even(x: Expr) -> Expr:
+    """Round half to even, as ONNX (Relay's ``round`` rounds halves away from zero)."""
+    f = R.floor(x)
+    d = R.subtract(x, f)
+    half = _scalar(0.5, x)
+    tie = R.add(f, R.floor_mod(f, _scalar(2.0, x)))  # f + (f mod 2): the even neighbour
+    up = R.add(f, _scalar(1.0, x))
+    return R.where(R.greater(d, half), up, R.where(R.less(d, half), f, tie))
+
+
+@onnx_op("Round")
+def round_(inputs, attrs, opset):
+    return _round_even(inputs[0])
 
 
 @onnx_op("Div")
@@ -832,7 +847,7 @@ def quantize(inputs, attrs, opset):
     axis = int(attrs.get("axis", 1))
     dt = dtype_of(inputs[2]) if inputs.has(2) else "uint8"
     info = np.iinfo(dt)
-    out = R.round(R.divide(x, _q_axis_param(scale, x, axis)))  # half to even, as ONNX
+    out = _round_even(R.divide(x, _q_axis_param(scale, x, axis)))
     if inputs.has(2):
         out = R.add(out, R.cast(_q_axis_param(inputs[2], x, axis), dtype_of(x)))
     return R.cast(R.clip(out, float(info.min), float(info.max)), dt)
