@@ -96,11 +96,12 @@ def check(model, feeds, tol=1e-4, jit=True, **kwargs):
 
     mod, params = relay.frontend.from_onnx(model, **kwargs)
     want = run_onnxruntime(model, feeds)
-    args = [feeds[v.name_hint] for v in mod["main"].params if v.name_hint in feeds]
+    # @main takes the graph inputs, then the parameters in the order of `params`
+    args = [feeds[v.name_hint] for v in mod["main"].params if v.name_hint in feeds] + list(params.values())
     worst = 0.0
     kinds = ("debug", "jit") if jit else ("debug",)
     for kind in kinds:
-        got = relay.create_executor(kind, mod).evaluate()(*args, **params)
+        got = relay.create_executor(kind, mod).evaluate()(*args)
         got = list(got) if isinstance(got, (tuple, list)) else [got]
         assert len(got) == len(want), (kind, len(got), len(want))
         for g, w in zip(got, want):
@@ -302,6 +303,24 @@ def lstm_model(seq=5, batch=2, inp=6, hidden=8, direction="forward"):
     return b.model([out, y, yc]), feeds
 
 
+def recurrent_model(kind="GRU", seq=4, batch=2, inp=5, hidden=6, direction="forward", **attrs):
+    """A GRU or RNN layer with initial state; outputs Y and Y_h."""
+    b = Builder(11)
+    x = b.input("input", [seq, batch, inp])
+    dirs = 2 if direction == "bidirectional" else 1
+    g = {"GRU": 3, "RNN": 1}[kind]
+    w = b.weight(f"{kind.lower()}.weight_ih", (dirs, g * hidden, inp))
+    r = b.weight(f"{kind.lower()}.weight_hh", (dirs, g * hidden, hidden))
+    bias = b.weight(f"{kind.lower()}.bias", (dirs, 2 * g * hidden), 0.1)
+    h0 = b.input("h0", [dirs, batch, hidden])
+    y, yh = b.op(kind, [x, w, r, bias, "", h0], n_out=2, name=f"/{kind.lower()}/{kind}",
+                 hidden_size=hidden, direction=direction, **attrs)
+    rng = np.random.default_rng(12)
+    feeds = {"input": rng.standard_normal((seq, batch, inp)).astype("float32"),
+             "h0": rng.standard_normal((dirs, batch, hidden)).astype("float32")}
+    return b.model([y, yh]), feeds
+
+
 MODELS = {
     "resnet_block": resnet_block,
     "inverted_residual": inverted_residual,
@@ -310,4 +329,8 @@ MODELS = {
     "gpt2_block": gpt2_block,
     "lstm": lstm_model,
     "lstm_bidirectional": lambda: lstm_model(direction="bidirectional"),
+    "gru": recurrent_model,
+    "gru_linear_before_reset_reverse": lambda: recurrent_model(direction="reverse", linear_before_reset=1),
+    "rnn_bidirectional": lambda: recurrent_model("RNN", direction="bidirectional"),
+    "rnn_relu": lambda: recurrent_model("RNN", activations=["Relu"]),
 }

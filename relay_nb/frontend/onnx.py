@@ -172,9 +172,9 @@ class _Graph:
         if dt is None:
             dt = elem_dtype(tt.elem_type) if tt.elem_type else (dtype if isinstance(dtype, str) else "float32")
         if inp.name in shape:
-            dims = tuple(AnyDim() if d is None or (isinstance(d, int) and d < 0) else int(d) for d in shape[inp.name])
+            dims = tuple(AnyDim if d is None or (isinstance(d, int) and d < 0) else int(d) for d in shape[inp.name])
         elif tt.HasField("shape"):
-            dims = tuple(int(d.dim_value) if d.HasField("dim_value") else AnyDim() for d in tt.shape.dim)
+            dims = tuple(int(d.dim_value) if d.HasField("dim_value") else AnyDim for d in tt.shape.dim)
         else:
             raise FrontendError(f"input {inp.name!r} has no shape in the model; pass shape={{{inp.name!r}: (...)}}")
         return TensorType(dims, dt)
@@ -209,13 +209,12 @@ class _Graph:
             attrs["_op"], attrs["_outputs"] = node.op_type, len(node.output)
             inputs = Inputs(self, node.input)
             try:
-                out = ops[node.op_type](inputs, attrs, self.opset)
+                self._bind(node, ops[node.op_type](inputs, attrs, self.opset), span)
             except FrontendError as e:
                 raise FrontendError(f"{node.op_type} node {names[i]!r}: {e.message}", span) from None
             except Exception as e:  # a RelayError from type inference, or a converter bug
                 msg = getattr(e, "message", None) or f"{type(e).__name__}: {e}"
                 raise FrontendError(f"{node.op_type} node {names[i]!r} could not be converted: {msg}", span) from None
-            self._bind(node, out, span)
         outputs = [self.expr(o.name) for o in self.g.output]
         body = outputs[0] if len(outputs) == 1 else Tuple(tuple(outputs))
         params = self.inputs + list(self.params.values())
@@ -265,7 +264,7 @@ def _attr(helper: Any, a: Any) -> Any:
     return v
 
 
-def _unsupported(model: Any, ops: Mapping, opset: int) -> None:
+def _unsupported(model: Any, ops: Mapping, opset: int, needs: Mapping[str, list]) -> None:
     missing: dict[str, list[str]] = {}
     domains = {imp.domain: imp.version for imp in model.opset_import}
     for i, n in enumerate(model.graph.node):
@@ -280,7 +279,8 @@ def _unsupported(model: Any, ops: Mapping, opset: int) -> None:
         shown = ", ".join(nodes[:5]) + (f", ... ({len(nodes)} nodes)" if len(nodes) > 5 else "")
         dom = key.rpartition(".")[0]
         ver = opset if not dom else domains.get(dom, "?")
-        lines.append(f"  {key} (opset {ver}): {shown}")
+        why = f" [needs the Relay operator(s) {', '.join(needs[key])}]" if key in needs else ""
+        lines.append(f"  {key} (opset {ver}): {shown}{why}")
     raise FrontendError(
         f"the model uses {len(missing)} operator type(s) relay_nb cannot import:\n" + "\n".join(lines)
     )
@@ -319,15 +319,16 @@ def from_onnx(
     Examples
     --------
     >>> mod, params = relay.frontend.from_onnx("resnet18.onnx", freeze_params=False)
-    >>> relay.create_executor("jit", mod).evaluate()(image, **params)
+    >>> relay.create_executor("jit", mod).evaluate()(image, *params.values())
     """
     from ..transform.infer_type import InferType
     from .onnx_ops import ONNX_OPS, missing_relay_ops
 
     proto = load_model(model)
     opset = int(opset) if opset is not None else default_opset(proto)
-    table = {k: v for k, v in ONNX_OPS.items() if k not in missing_relay_ops()}
-    _unsupported(proto, table, opset)
+    missing = missing_relay_ops()
+    table = {k: v for k, v in ONNX_OPS.items() if k not in missing}
+    _unsupported(proto, table, opset, missing)
     _check(proto)
     g = _Graph(proto.graph, dict(shape or {}), dtype, opset, freeze_params)
     mod = g.run(table)

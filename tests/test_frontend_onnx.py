@@ -1,0 +1,176 @@
+"""relay.frontend.from_onnx: whole models vs onnxruntime, names, shapes, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+import onnx_models as M  # noqa: E402
+import relay_nb as relay  # noqa: E402
+from relay_nb.ir.expr import Call  # noqa: E402
+
+
+def _calls(mod):
+    out = []
+    relay.post_order_visit(mod["main"], lambda e: out.append(e) if isinstance(e, Call) else None)
+    return out
+
+
+@pytest.mark.parametrize("name", list(M.MODELS))
+def test_model_matches_onnxruntime(name):
+    model, feeds = M.MODELS[name]()
+    err = M.check(model, feeds)
+    assert err <= 1e-4
+
+
+def test_unfrozen_params_keep_initializer_names_and_match():
+    model, feeds = M.resnet_block()
+    mod, params = relay.frontend.from_onnx(model, freeze_params=False)
+    names = [p.name_hint for p in mod["main"].params]
+    assert names[0] == "input"
+    assert "layer1.0.conv1.conv.weight" in names and "fc.weight" in names
+    assert set(params) == set(names[1:])
+    init = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    np.testing.assert_array_equal(params["fc.weight"], init["fc.weight"])
+    want = M.run_onnxruntime(model, feeds)[0]
+    for kind in ("debug", "jit"):
+        got = relay.create_executor(kind, mod).evaluate()(feeds["input"], *params.values())
+        assert M.rel_error(got, want) <= 1e-4
+    frozen, none = relay.frontend.from_onnx(model)
+    assert none == {} and [p.name_hint for p in frozen["main"].params] == ["input"]
+
+
+def test_calls_carry_the_onnx_node_name():
+    model, _ = M.resnet_block()
+    mod, _ = relay.frontend.from_onnx(model)
+    body = mod["main"].body
+    assert relay.frontend.node_name(body) == "/fc/Gemm"
+    convs = [c for c in _calls(mod) if c.op.name == "nn.conv2d"]
+    assert relay.frontend.node_name(convs[0]) == "/stem/conv/Conv"
+    span = convs[0].span
+    assert span.source.name == "onnx:g" and span.line == 1
+    # every call made for a node, not just its last one, names that node
+    assert all(relay.frontend.node_name(c) for c in _calls(mod))
+
+
+def test_shape_subgraphs_fold_to_static_reshapes():
+    model, _ = M.bert_layer()
+    ops = {n.op_type for n in model.graph.node}
+    assert {"Shape", "Gather", "Concat", "Reshape"} <= ops
+    mod, _ = relay.frontend.from_onnx(model)
+    names = {c.op.name for c in _calls(mod)}
+    assert "shape_of" not in names and not any(n.startswith("dyn.") for n in names)
+    reshapes = [c for c in _calls(mod) if c.op.name == "reshape"]
+    assert any(tuple(c.attrs["newshape"]) == (2, 8, 4, 8) for c in reshapes)
+
+
+def _dynamic_model():
+    b = M.Builder()
+    x = b.input("x", ["batch", 3, 4, 4])
+    y = b.op("Relu", [b.op("Conv", [x, b.weight("w", (2, 3, 3, 3))], pads=[1, 1, 1, 1])])
+    n = b.op("Gather", [b.op("Shape", [y]), b.ints(0)], axis=0)
+    shape = b.op("Concat", [b.op("Unsqueeze", [n, b.ints([0])]), b.ints([-1])], axis=0)
+    return b.model(b.op("Softmax", [b.op("Reshape", [y, shape])], axis=-1))
+
+
+def test_dynamic_dims_become_any_and_still_run():
+    model = _dynamic_model()
+    mod, _ = relay.frontend.from_onnx(model)
+    assert str(mod["main"].params[0].checked_type) == "Tensor[(?, 3, 4, 4), float32]"
+    feeds = {"x": np.random.default_rng(0).random((3, 3, 4, 4), dtype="float32")}
+    assert M.check(model, feeds) <= 1e-4
+    # a shape given at import time makes everything static again
+    mod, _ = relay.frontend.from_onnx(model, shape={"x": (3, 3, 4, 4)})
+    assert str(mod["main"].checked_type.ret_type) == "Tensor[(3, 32), float32]"
+
+
+def test_unsupported_ops_are_listed_in_one_error():
+    b = M.Builder()
+    x = b.input("x", [2, 3])
+    y = b.op("Hardmax", [x], name="/head/Hardmax")
+    y = b.op("Relu", [y])
+    y = b.op("Hardmax", [y], name="/head/Hardmax_1")
+    y = b.op("Det", [b.op("Reshape", [y, b.ints([1, 2, 3])])], name="/det/Det")
+    with pytest.raises(relay.RelayError) as info:
+        relay.frontend.from_onnx(b.model(y))
+    msg = str(info.value)
+    assert "2 operator type(s)" in msg
+    assert "Hardmax (opset 17): /head/Hardmax, /head/Hardmax_1" in msg
+    assert "Det (opset 17): /det/Det" in msg
+
+
+def test_op_whose_relay_operator_is_missing_is_unsupported(monkeypatch):
+    from relay_nb.frontend import onnx_ops
+
+    monkeypatch.setitem(onnx_ops.NEEDS, "Relu", ("no_such_relay_op",))
+    b = M.Builder()
+    y = b.op("Relu", [b.input("x", [2])], name="/act/Relu")
+    with pytest.raises(relay.RelayError, match=r"Relu \(opset 17\): /act/Relu \[needs the Relay operator\(s\) no_such_relay_op\]"):
+        relay.frontend.from_onnx(b.model(y))
+
+
+def test_custom_domain_op_is_unsupported():
+    from onnx import helper
+
+    b = M.Builder()
+    x = b.input("x", [2])
+    node = helper.make_node("FusedGelu", [x], ["y"], name="/ms/FusedGelu", domain="com.microsoft")
+    g = helper.make_graph([node], "g", b.inputs, [helper.make_tensor_value_info("y", M.F, [2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    with pytest.raises(relay.RelayError, match=r"com\.microsoft\.FusedGelu \(opset 1\): /ms/FusedGelu"):
+        relay.frontend.from_onnx(m)
+
+
+def test_truncated_and_garbage_files_give_clear_errors(tmp_path):
+    model, _ = M.resnet_block()
+    data = model.SerializeToString()
+    path = tmp_path / "model.onnx"
+    path.write_bytes(data)
+    mod, _ = relay.frontend.from_onnx(str(path))  # a path works
+    assert mod["main"].params[0].name_hint == "input"
+    bad = tmp_path / "truncated.onnx"
+    bad.write_bytes(data[: len(data) // 2])
+    with pytest.raises(relay.RelayError, match="truncated.onnx"):
+        relay.frontend.from_onnx(bad)
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"import os; os.system('echo pwned')\n" * 10)
+    with pytest.raises(relay.RelayError, match="not a valid ONNX model"):
+        relay.frontend.from_onnx(junk)
+    with pytest.raises(relay.RelayError, match="cannot read"):
+        relay.frontend.from_onnx(tmp_path / "missing.onnx")
+    with pytest.raises(relay.RelayError, match="ModelProto or a path"):
+        relay.frontend.from_onnx(42)
+
+
+def test_malformed_graph_is_reported_by_the_checker():
+    from onnx import helper
+
+    b = M.Builder()
+    x = b.input("x", [2])
+    node = helper.make_node("Add", [x, "nowhere"], ["y"], name="/Add")
+    g = helper.make_graph([node], "g", b.inputs, [helper.make_tensor_value_info("y", M.F, [2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(relay.RelayError, match="malformed"):
+        relay.frontend.from_onnx(m)
+
+
+def test_conversion_error_names_the_node():
+    b = M.Builder()
+    x = b.input("x", [2, 3])
+    y = b.op("Reshape", [x, b.ints([4, 5])], name="/bad/Reshape")
+    # onnx's shape inference rejects this model too; build it without inference
+    from onnx import helper
+
+    g = helper.make_graph(b.nodes, "g", b.inputs, [helper.make_tensor_value_info(y, M.F, [4, 5])], b.inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(relay.RelayError) as info:
+        relay.frontend.from_onnx(m)
+    assert "/bad/Reshape" in str(info.value)
+
+
+def test_frontend_namespace_is_lazy_and_public():
+    assert "frontend" in dir(relay)
+    assert callable(relay.frontend.from_onnx)
