@@ -34,12 +34,25 @@ class FrontendError(RelayError):
 class _Fragment(ExprMutator):
     """Copies the untyped part of a graph; typed nodes become variables of their type."""
 
-    def visit(self, expr: Expr) -> Expr:
-        if expr not in self.memo_map and not isinstance(expr, Op):
-            t = _known_type(expr)
+    def __init__(self, root: Expr):
+        super().__init__()
+        # Seed the memo with the typed frontier first: the functor's own loop then stops
+        # there instead of walking the whole graph below (that would be quadratic).
+        stack, seen = [root], set()
+        while stack:
+            e = stack.pop()
+            if id(e) in seen or isinstance(e, Op):
+                continue
+            seen.add(id(e))
+            t = _known_type(e) if e is not root else None
             if t is not None:
-                self.memo_map[expr] = Var("t", t)
-        return super().visit(expr)
+                self.memo_map[e] = Var("t", t)
+            elif isinstance(e, Call):
+                stack.extend(e.args)
+            elif isinstance(e, Tuple):
+                stack.extend(e.fields)
+            elif isinstance(e, TupleGetItem):
+                stack.append(e.tuple_value)
 
 
 def _known_type(expr: Expr) -> Optional[Type]:
@@ -65,7 +78,7 @@ def type_of(expr: Expr) -> Type:
     t = _known_type(expr)
     if t is not None:
         return t
-    t = infer_type(_Fragment().visit(expr))
+    t = infer_type(_Fragment(expr).visit(expr))
     expr.set_checked_type(t)
     return t
 
@@ -99,6 +112,8 @@ def _all_leaves_constant(expr: Expr) -> bool:
         seen.add(id(node))
         if isinstance(node, Constant):
             continue
+        if node is not expr and node._checked_type is not None:
+            return False  # typed before: an earlier result that did not fold
         if isinstance(node, Call) and hasattr(node.op, "name"):
             stack.extend(node.args)
         elif isinstance(node, Tuple):

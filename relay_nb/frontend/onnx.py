@@ -73,9 +73,28 @@ def load_model(model: Any) -> Any:
 
 
 def _check(model: Any) -> None:
+    """ONNX's checker on the graph's structure.
+
+    It runs on a skeleton whose initializers are declared as inputs: serializing the
+    weights for the C++ checker would cost more than the whole conversion (and fails past
+    2 GB); the weights themselves are read, and checked, by ``numpy_helper.to_array``.
+    """
     onnx = _onnx()
+    g = model.graph
+    skeleton = onnx.ModelProto(ir_version=model.ir_version, producer_name=model.producer_name)
+    skeleton.opset_import.extend(model.opset_import)
+    sg = skeleton.graph
+    sg.name = g.name
+    sg.node.extend(g.node)
+    sg.input.extend(g.input)
+    sg.output.extend(g.output)
+    sg.value_info.extend(g.value_info)
+    declared = {i.name for i in g.input}
+    for t in g.initializer:
+        if t.name not in declared:
+            sg.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
     try:
-        onnx.checker.check_model(model)
+        onnx.checker.check_model(skeleton)
     except Exception as e:  # onnx.checker.ValidationError, or a C++ error text
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise FrontendError(f"the ONNX model is malformed: {first}") from None
