@@ -174,3 +174,20 @@ def test_conversion_error_names_the_node():
 def test_frontend_namespace_is_lazy_and_public():
     assert "frontend" in dir(relay)
     assert callable(relay.frontend.from_onnx)
+
+
+def test_dynamic_batch_transformer_still_gets_static_reshapes():
+    # as torch.onnx.export(..., dynamic_axes={"input_ids": {0: "batch"}}) writes it
+    model, _ = M.bert_layer()
+    for vi in list(model.graph.input) + list(model.graph.output):
+        vi.type.tensor_type.shape.dim[0].dim_param = "batch"
+    del model.graph.value_info[:]
+    model = onnx.shape_inference.infer_shapes(model)
+    mod, _ = relay.frontend.from_onnx(model)
+    names = {c.op.name for c in _calls(mod)}
+    assert "shape_of" not in names and not any(n.startswith("dyn.") for n in names)
+    assert str(mod["main"].checked_type.ret_type) == "Tensor[(?, 8, 32), float32]"
+    rng = np.random.default_rng(1)
+    feeds = {"input_ids": rng.integers(0, 50, (3, 8)).astype("int64"),
+             "attention_mask": (rng.random((3, 8)) > 0.3).astype("int64")}
+    assert M.check(model, feeds) <= 1e-4

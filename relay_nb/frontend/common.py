@@ -155,6 +155,66 @@ def value_of(expr: Expr) -> Optional[np.ndarray]:
     return expr.data if isinstance(expr, Constant) else None
 
 
+# --- shapes as partly known values -------------------------------------------------------
+
+
+class Dim:
+    """Dimension ``axis`` of ``src``, unknown until run time (an element of a shape value)."""
+
+    __slots__ = ("src", "axis")
+
+    def __init__(self, src: Expr, axis: int):
+        self.src, self.axis = src, axis
+
+
+def _op_name(e: Expr) -> str:
+    return getattr(getattr(e, "op", None), "name", "") if isinstance(e, Call) else ""
+
+
+def shape_elements(expr: Expr) -> Optional[list]:
+    """The elements of a 1-d shape value as ints or :class:`Dim`, or None if unknown.
+
+    Follows what exporters build around ``Shape``: ``shape_of``, ``take`` with constant
+    indices, ``expand_dims``, ``concatenate``, ``cast`` and ``strided_slice``, so a
+    ``Reshape`` to ``[batch, seq, heads, hd]`` with a dynamic batch can still become a
+    static ``reshape(x, (0, 8, 4, 8))``.
+    """
+    if isinstance(expr, Constant):
+        return [int(v) for v in expr.data.reshape(-1)] if expr.data.dtype.kind in "iu" else None
+    name = _op_name(expr)
+    if name == "shape_of":
+        (x,) = expr.args
+        return [d if type(d) is int else Dim(x, i) for i, d in enumerate(shape_of(x))]
+    if name == "cast":
+        return shape_elements(expr.args[0])
+    if name == "take" and isinstance(expr.args[1], Constant) and expr.attrs["axis"] in (0, None):
+        elems = shape_elements(expr.args[0])
+        if elems is None:
+            return None
+        try:
+            return [elems[int(i)] for i in expr.args[1].data.reshape(-1)]
+        except IndexError:
+            return None
+    if name in ("expand_dims", "squeeze", "reshape"):
+        return shape_elements(expr.args[0])
+    if name == "concatenate" and isinstance(expr.args[0], Tuple):
+        out: list = []
+        for f in expr.args[0].fields:
+            part = shape_elements(f)
+            if part is None:
+                return None
+            out += part
+        return out
+    if name == "strided_slice":
+        elems = shape_elements(expr.args[0])
+        a = expr.attrs
+        if elems is None or a["axes"] not in (None, (0,), [0]) or len(a["begin"]) != 1:
+            return None
+        step = a["strides"][0] if a["strides"] else 1
+        return elems[slice(a["begin"][0], a["end"][0], step)]
+    return None
+
+
 # --- names ------------------------------------------------------------------------------
 
 
@@ -194,4 +254,6 @@ __all__ = [
     "node_source",
     "node_span",
     "node_name",
+    "Dim",
+    "shape_elements",
 ]

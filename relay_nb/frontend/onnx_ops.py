@@ -24,7 +24,7 @@ from ..op import api as R
 from ..op import nn
 from ..op._common import call
 from ..op.registry import has_op
-from .common import FrontendError, dtype_of, fold, is_static, shape_of, type_of
+from .common import Dim, FrontendError, dtype_of, fold, is_static, shape_elements, shape_of, type_of
 from .onnx import elem_dtype
 
 ONNX_OPS: dict[str, Callable[..., Any]] = {}
@@ -272,9 +272,10 @@ def matmul_call(a: Expr, b: Expr) -> Expr:
     if len(sb) == 2 and len(sa) > 2:
         # (..., K) @ (K, N): one 2-d product over the flattened leading dims
         flat = R.reshape(a, (-1, sa[-1]))
-        if not is_static(sa[:-1]):
-            raise FrontendError("MatMul with dynamic leading dimensions is not supported")
-        return R.reshape(nn.matmul(flat, b), tuple(sa[:-1]) + (sb[1],))
+        lead = tuple(-1 if type(d) is not int else d for d in sa[:-1])
+        if lead.count(-1) > 1:
+            raise FrontendError("MatMul with several dynamic leading dimensions is not supported")
+        return R.reshape(nn.matmul(flat, b), lead + (sb[1],))
     if len(sa) == 1 or len(sb) == 1:
         a2 = R.expand_dims(a, 0) if len(sa) == 1 else a
         b2 = R.expand_dims(b, 1) if len(sb) == 1 else b
@@ -288,12 +289,27 @@ def matmul_nd(a: Expr, b: Expr) -> Expr:
     sa, sb = shape_of(a), shape_of(b)
     batch = _broadcast(sa[:-2], sb[:-2])
     if not is_static(batch):
-        raise FrontendError("MatMul with dynamic batch dimensions is not supported")
+        return _matmul_dynamic_batch(a, b, sa, sb)
     n = int(np.prod(batch)) if batch else 1
     a3 = R.reshape(R.broadcast_to(a, batch + sa[-2:]) if tuple(sa[:-2]) != batch else a, (n,) + tuple(sa[-2:]))
     b3 = R.reshape(R.broadcast_to(b, batch + sb[-2:]) if tuple(sb[:-2]) != batch else b, (n,) + tuple(sb[-2:]))
     out = nn.batch_matmul(a3, b3, transpose_b=False)
     return R.reshape(out, batch + (sa[-2], sb[-1]))
+
+
+def _matmul_dynamic_batch(a: Expr, b: Expr, sa: tuple, sb: tuple) -> Expr:
+    """(B..., M, K) @ (B..., K, N) with one dynamic batch dim and no broadcasting."""
+    same = len(sa) == len(sb) and all(
+        (type(x) is int and x == y) or (type(x) is not int and type(y) is not int)
+        for x, y in zip(sa[:-2], sb[:-2])
+    )
+    dynamic = [d for d in sa[:-2] if type(d) is not int]
+    if not same or len(dynamic) != 1:
+        raise FrontendError("MatMul with these dynamic batch dimensions is not supported")
+    a3 = R.reshape(a, (-1,) + tuple(sa[-2:]))
+    b3 = R.reshape(b, (-1,) + tuple(sb[-2:]))
+    out = nn.batch_matmul(a3, b3, transpose_b=False)
+    return R.reshape(out, tuple(-1 if type(d) is not int else d for d in sa[:-2]) + (sa[-2], sb[-1]))
 
 
 def _broadcast(a: tuple, b: tuple) -> tuple:
@@ -614,8 +630,28 @@ def reshape(inputs, attrs, opset):
     s = inputs.value(1)
     allowzero = bool(attrs.get("allowzero", 0))
     if s is None:
-        return call("dyn.reshape", x, inputs[1], allowzero=allowzero)
+        static = _partly_known_shape(x, inputs[1]) if not allowzero else None
+        if static is None:
+            return call("dyn.reshape", x, inputs[1], allowzero=allowzero)
+        return R.reshape(x, static)
     return R.reshape(x, tuple(_ints(s)), allowzero=allowzero)
+
+
+def _partly_known_shape(x: Expr, shape: Expr):
+    """A static ``newshape`` for a computed shape: x's own dims become 0, one unknown -1."""
+    elems = shape_elements(shape)
+    if elems is None:
+        return None
+    out = []
+    for i, e in enumerate(elems):
+        if isinstance(e, Dim):
+            # 0 copies x's dim i: right when the element *is* that dim
+            e = 0 if e.src is x and e.axis == i else None
+        out.append(e)
+    unknown = [i for i, e in enumerate(out) if e is None]
+    if len(unknown) > 1 or (unknown and -1 in out):
+        return None
+    return tuple(-1 if e is None else e for e in out)
 
 
 @onnx_op("Flatten")
