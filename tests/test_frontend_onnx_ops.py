@@ -218,7 +218,7 @@ CASES = [
     ("cumsum_reverse_exclusive", "CumSum", {"x": X3, "const:a": i64(2)}, {"reverse": 1, "exclusive": 1}, 17),
     ("gather_elements", "GatherElements", {"x": X3, "const:i": i64(rng.integers(0, 3, (2, 2, 5)))}, {"axis": 1}, 17),
     ("gather_nd", "GatherND", {"x": X3, "const:i": i64([[0, 1], [1, 2]])}, {}, 17),
-    ("one_hot", "OneHot", {"i": i64([0, 2, 1]), "const:d": i64(4), "const:v": np.array([0, 1], "float32")}, {}, 17),
+    ("one_hot", "OneHot", {"i": i64([0, -1, 2, 1]), "const:d": i64(4), "const:v": np.array([0, 1], "float32")}, {}, 17),
     ("einsum", "Einsum", {"a": f32(2, 3, 4), "b": f32(2, 4, 5)}, {"equation": "bij,bjk->bik"}, 17),
 ]
 

@@ -1004,9 +1004,13 @@ def gather_nd(inputs, attrs, opset):
 def one_hot(inputs, attrs, opset):
     depth = int(_static(inputs, 1, "depth").reshape(-1)[0])
     values = inputs[2]
+    idx = inputs[0]
+    # negative indices count back from depth
+    neg = R.less(idx, fold(R.cast(const(0), dtype_of(idx))))
+    idx = R.where(neg, R.add(idx, fold(R.cast(const(depth), dtype_of(idx)))), idx)
     off = R.take(values, const(0))
     on = R.take(values, const(1))
-    return call("one_hot", inputs[0], on, off, depth=depth, axis=int(attrs.get("axis", -1)), dtype=dtype_of(values))
+    return call("one_hot", idx, on, off, depth=depth, axis=int(attrs.get("axis", -1)), dtype=dtype_of(values))
 
 
 @onnx_op("Einsum")
