@@ -321,6 +321,140 @@ def recurrent_model(kind="GRU", seq=4, batch=2, inp=5, hidden=6, direction="forw
     return b.model([y, yh]), feeds
 
 
+def _img(seed, *shape):
+    return np.random.default_rng(seed).standard_normal(shape).astype("float32")
+
+
+def efficientnet_block(size=8, channels=8):
+    """MBConv with SiLU (x * Sigmoid) and squeeze-excitation (GAP, 1x1 convs, Mul)."""
+    b = Builder(13)
+    x = b.input("input", [1, channels, size, size])
+    y = _conv_bn(b, x, channels, 2 * channels, 1, 1, "features.1.0.block.0", relu=False)
+    y = b.op("Mul", [y, b.op("Sigmoid", [y], name="/block.0/Sigmoid")], name="/block.0/Mul")
+    y = _conv_bn(b, y, 2 * channels, 2 * channels, 3, 1, "features.1.0.block.1", groups=2 * channels, relu=False)
+    y = b.op("Mul", [y, b.op("Sigmoid", [y], name="/block.1/Sigmoid")], name="/block.1/Mul")
+    s = b.op("GlobalAveragePool", [y], name="/se/avgpool/GlobalAveragePool")
+    s = b.op("Conv", [s, b.weight("se.fc1.weight", (2, 2 * channels, 1, 1)), b.weight("se.fc1.bias", (2,), 0.1)], name="/se/fc1/Conv")
+    s = b.op("Mul", [s, b.op("Sigmoid", [s], name="/se/Sigmoid_1")], name="/se/Mul_1")
+    s = b.op("Conv", [s, b.weight("se.fc2.weight", (2 * channels, 2, 1, 1)), b.weight("se.fc2.bias", (2 * channels,), 0.1)], name="/se/fc2/Conv")
+    y = b.op("Mul", [y, b.op("Sigmoid", [s], name="/se/Sigmoid")], name="/se/Mul")
+    y = _conv_bn(b, y, 2 * channels, channels, 1, 1, "features.1.0.block.3", relu=False)
+    y = b.op("Add", [y, x], name="/features.1.0/Add")
+    _float_inits(b)
+    return b.model(y), {"input": _img(14, 1, channels, size, size)}
+
+
+def squeezenet_fire(size=15):
+    """Conv/ReLU, MaxPool(ceil_mode), a Fire module (squeeze, two expands, Concat), Dropout, GAP."""
+    b = Builder(15)
+    x = b.input("input", [1, 3, size, size])
+    y = b.op("Relu", [b.op("Conv", [x, b.weight("features.0.weight", (8, 3, 3, 3)), b.weight("features.0.bias", (8,), 0.1)], strides=[2, 2])])
+    y = b.op("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+    sq = b.op("Relu", [b.op("Conv", [y, b.weight("fire.squeeze.weight", (4, 8, 1, 1)), b.weight("fire.squeeze.bias", (4,), 0.1)])])
+    e1 = b.op("Relu", [b.op("Conv", [sq, b.weight("fire.expand1x1.weight", (6, 4, 1, 1))])])
+    e3 = b.op("Relu", [b.op("Conv", [sq, b.weight("fire.expand3x3.weight", (6, 4, 3, 3))], pads=[1, 1, 1, 1])])
+    y = b.op("Concat", [e1, e3], axis=1)
+    y = b.op("Dropout", [y])
+    y = b.op("Flatten", [b.op("GlobalAveragePool", [y])], axis=1)
+    return b.model(y), {"input": _img(16, 1, 3, size, size)}
+
+
+def densenet_block(size=8):
+    """BN-ReLU-Conv layers whose outputs Concat onto the input, then a transition AveragePool."""
+    b = Builder(17)
+    x = b.input("input", [1, 4, size, size])
+    feats = [x]
+    for i in range(2):
+        cin = 4 + 4 * i
+        cat = b.op("Concat", feats, axis=1) if len(feats) > 1 else feats[0]
+        bn = [b.init(f"denselayer{i}.norm.{n}", v.astype("float32")) for n, v in (
+            ("weight", b.rng.uniform(0.5, 1.5, cin)), ("bias", b.rng.standard_normal(cin) * 0.1),
+            ("mean", b.rng.standard_normal(cin) * 0.1), ("var", b.rng.uniform(0.5, 1.5, cin)))]
+        y = b.op("Relu", [b.op("BatchNormalization", [cat] + bn)])
+        feats.append(b.op("Conv", [y, b.weight(f"denselayer{i}.conv.weight", (4, cin, 3, 3))], pads=[1, 1, 1, 1]))
+    y = b.op("Concat", feats, axis=1)
+    y = b.op("AveragePool", [y], kernel_shape=[2, 2], strides=[2, 2])
+    return b.model(y), {"input": _img(18, 1, 4, size, size)}
+
+
+def convnext_block(size=8, dim=16):
+    """Depthwise 7x7, permute to NHWC, LayerNormalization, MLP with Erf-Gelu, layer scale, residual."""
+    b = Builder(19)
+    x = b.input("input", [1, dim, size, size])
+    y = b.op("Conv", [x, b.weight("block.dwconv.weight", (dim, 1, 7, 7)), b.weight("block.dwconv.bias", (dim,), 0.1)],
+             pads=[3, 3, 3, 3], group=dim)
+    y = b.op("Transpose", [y], perm=[0, 2, 3, 1])
+    y = ln(b, y, dim, "block.norm", True)
+    y = _linear(b, y, dim, 4 * dim, "block.pwconv1")
+    y = _erf_gelu(b, y, "block/gelu")
+    y = _linear(b, y, 4 * dim, dim, "block.pwconv2")
+    y = b.op("Mul", [y, b.weight("block.gamma", (dim,), 0.5)])
+    y = b.op("Transpose", [y], perm=[0, 3, 1, 2])
+    y = b.op("Add", [x, y])
+    return b.model(y), {"input": _img(20, 1, dim, size, size)}
+
+
+def vit_tiny(size=8, patch=4, dim=16, heads=2, classes=5):
+    """Patch-embedding Conv, Flatten/Transpose, class token Expand-ed by a Shape-computed batch,
+    position embedding, one pre-LN encoder layer, Gather of token 0, head Gemm."""
+    b = Builder(21)
+    x = b.input("input", [2, 3, size, size])
+    y = b.op("Conv", [x, b.weight("conv_proj.weight", (dim, 3, patch, patch)), b.weight("conv_proj.bias", (dim,), 0.1)],
+             strides=[patch, patch])
+    n = (size // patch) ** 2
+    y = b.op("Reshape", [y, b.ints([2, dim, n])])
+    y = b.op("Transpose", [y], perm=[0, 2, 1])
+    batch = b.op("Gather", [b.op("Shape", [x]), b.ints(0)], axis=0)
+    # torch writes expand(n, -1, -1) as Expand to [n, 1, 1] (a 1 keeps the dim)
+    shape = b.op("Concat", [b.op("Unsqueeze", [batch, b.ints([0])]), b.ints([1, 1])], axis=0)
+    cls = b.op("Expand", [b.weight("class_token", (1, 1, dim), 1.0), shape])
+    y = b.op("Concat", [cls, y], axis=1)
+    y = b.op("Add", [y, b.weight("encoder.pos_embedding", (1, n + 1, dim), 0.5)])
+    h = ln(b, y, dim, "encoder.layers.0.ln_1", True)
+    y = b.op("Add", [y, _attention(b, h, dim, heads, "encoder.layers.0.self_attention")])
+    h = _erf_gelu(b, _linear(b, ln(b, y, dim, "encoder.layers.0.ln_2", True), dim, 2 * dim, "mlp.0"), "mlp/gelu")
+    y = b.op("Add", [y, _linear(b, h, 2 * dim, dim, "mlp.3")])
+    y = b.op("Gather", [ln(b, y, dim, "encoder.ln", True), b.init("zero", np.array(0, "int64"))], axis=1)
+    y = b.op("Gemm", [y, b.weight("heads.head.weight", (classes, dim)), b.weight("heads.head.bias", (classes,), 0.1)], transB=1)
+    return b.model(y), {"input": _img(22, 2, 3, size, size)}
+
+
+def gpt2_range_mask(batch=2, seq=6, hidden=16, heads=2):
+    """GPT-2 as transformers exports it: fused c_attn Split into q/k/v, position ids from
+    Range(Shape), a causal mask from Range/Unsqueeze/LessOrEqual, Where with the dtype min."""
+    b = Builder(23)
+    ids = b.input("input_ids", [batch, seq], I64)
+    wte = b.op("Gather", [b.weight("transformer.wte.weight", (40, hidden), 0.5), ids])
+    length = b.op("Gather", [b.op("Shape", [ids]), b.ints(1)], axis=0)
+    pos = b.op("Range", [b.init("start", np.array(0, "int64")), length, b.init("step", np.array(1, "int64"))])
+    wpe = b.op("Gather", [b.weight("transformer.wpe.weight", (seq, hidden), 0.5), b.op("Unsqueeze", [pos, b.ints([0])])])
+    x = b.op("Add", [wte, wpe])
+    h = ln(b, x, hidden, "h.0.ln_1", True)
+    qkv = _linear(b, h, hidden, 3 * hidden, "h.0.attn.c_attn")
+    q, k, v = b.op("Split", [qkv, b.ints([hidden] * 3)], n_out=3, axis=2)
+    hd = hidden // heads
+    q, k, v = (_heads(b, t, None, heads, hd, f"h.0/{n}") for t, n in ((q, "q"), (k, "k"), (v, "v")))
+    s = b.op("MatMul", [q, b.op("Transpose", [k], perm=[0, 1, 3, 2])])
+    s = b.op("Div", [s, b.init("scale", np.array(np.sqrt(hd), "float32"))])
+    rows = b.op("Unsqueeze", [pos, b.ints([1])])
+    cols = b.op("Unsqueeze", [pos, b.ints([0])])
+    causal = b.op("LessOrEqual", [cols, rows])
+    s = b.op("Where", [causal, s, b.init("min", np.array(np.finfo(np.float32).min, "float32"))])
+    o = b.op("MatMul", [b.op("Softmax", [s], axis=-1), v])
+    o = b.op("Reshape", [b.op("Transpose", [o], perm=[0, 2, 1, 3]), b.op("Shape", [x])])
+    x = b.op("Add", [x, _linear(b, o, hidden, hidden, "h.0.attn.c_proj")])
+    m = _linear(b, ln(b, x, hidden, "h.0.ln_2", True), hidden, 4 * hidden, "h.0.mlp.c_fc")
+    # GPT-2's NewGELU, written out: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    c = lambda v, n: b.init(n, np.array(v, "float32"))  # noqa: E731
+    cube = b.op("Pow", [m, c(3.0, "three")])
+    inner = b.op("Mul", [b.op("Add", [m, b.op("Mul", [cube, c(0.044715, "k")])]), c(np.sqrt(2 / np.pi), "s2pi")])
+    g = b.op("Mul", [b.op("Mul", [m, c(0.5, "half")]), b.op("Add", [b.op("Tanh", [inner]), c(1.0, "one")])])
+    x = b.op("Add", [x, _linear(b, g, 4 * hidden, hidden, "h.0.mlp.c_proj")])
+    logits = b.op("MatMul", [ln(b, x, hidden, "ln_f", True), b.weight("lm_head.weight", (hidden, 40))])
+    feeds = {"input_ids": np.random.default_rng(24).integers(0, 40, (batch, seq)).astype("int64")}
+    return b.model(logits), feeds
+
+
 MODELS = {
     "resnet_block": resnet_block,
     "inverted_residual": inverted_residual,
@@ -333,4 +467,10 @@ MODELS = {
     "gru_linear_before_reset_reverse": lambda: recurrent_model(direction="reverse", linear_before_reset=1),
     "rnn_bidirectional": lambda: recurrent_model("RNN", direction="bidirectional"),
     "rnn_relu": lambda: recurrent_model("RNN", activations=["Relu"]),
+    "efficientnet_block": efficientnet_block,
+    "squeezenet_fire": squeezenet_fire,
+    "densenet_block": densenet_block,
+    "convnext_block": convnext_block,
+    "vit_tiny": vit_tiny,
+    "gpt2_range_mask": gpt2_range_mask,
 }
