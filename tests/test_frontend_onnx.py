@@ -191,3 +191,29 @@ def test_dynamic_batch_transformer_still_gets_static_reshapes():
     feeds = {"input_ids": rng.integers(0, 50, (3, 8)).astype("int64"),
              "attention_mask": (rng.random((3, 8)) > 0.3).astype("int64")}
     assert M.check(model, feeds) <= 1e-4
+
+
+@pytest.mark.parametrize("opset", [11, 13, 18, 21, onnx.defs.onnx_opset_version()])
+def test_opsets_from_11_to_the_newest(opset):
+    b = M.Builder()
+    x = b.input("x", [1, 3, 6, 6])
+    y = b.op("Relu", [b.op("Conv", [x, b.weight("w", (4, 3, 3, 3))], pads=[1, 1, 1, 1])])
+    # ReduceMean's axes moved from an attribute to an input in opset 18
+    y = b.op("ReduceMean", [y], axes=[2, 3], keepdims=0) if opset < 18 else \
+        b.op("ReduceMean", [y, b.ints([2, 3])], keepdims=0)
+    y = b.op("Unsqueeze", [y], axes=[1]) if opset < 13 else b.op("Unsqueeze", [y, b.ints([1])])
+    y = b.op("Softmax", [y], axis=2)
+    model = b.model(y, opset=opset)
+    feeds = {"x": np.random.default_rng(opset).random((1, 3, 6, 6), dtype="float32")}
+    assert M.check(model, feeds) <= 1e-4
+
+
+def test_the_stepper_runs_the_default_pipeline_on_an_imported_model():
+    from relay_nb.notebook.trace import trace_passes
+
+    model, feeds = M.resnet_block()
+    mod, _ = relay.frontend.from_onnx(model)
+    trace = trace_passes(mod, "O3", inputs=[feeds["input"]])
+    assert [s.name for s in trace][-1] == "FuseOps"
+    assert trace.flagged is None  # every step computes what the imported model computes
+    assert "digraph" in relay.viz.to_dot(mod)
