@@ -217,3 +217,19 @@ def test_the_stepper_runs_the_default_pipeline_on_an_imported_model():
     assert [s.name for s in trace][-1] == "FuseOps"
     assert trace.flagged is None  # every step computes what the imported model computes
     assert "digraph" in relay.viz.to_dot(mod)
+
+
+def test_weights_in_external_data_files_are_read(tmp_path):
+    model, feeds = M.inverted_residual()
+    path = tmp_path / "ext.onnx"
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)  # save_model turns the tensors it writes out into references
+    onnx.save_model(copy, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="ext.data", size_threshold=0)
+    assert (tmp_path / "ext.data").exists()
+    mod, _ = relay.frontend.from_onnx(str(path))
+    got = relay.create_executor("debug", mod).evaluate()(feeds["input"])
+    assert M.rel_error(got, M.run_onnxruntime(model, feeds)[0]) <= 1e-4
+    (tmp_path / "ext.data").unlink()
+    with pytest.raises(relay.RelayError, match="external weights"):
+        relay.frontend.from_onnx(str(path))

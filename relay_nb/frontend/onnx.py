@@ -69,7 +69,21 @@ def load_model(model: Any) -> Any:
         raise FrontendError(f"{where} is not a valid ONNX model (truncated or corrupt?): {e}") from None
     if not proto.HasField("graph") or not proto.graph.node and not proto.graph.output:
         raise FrontendError(f"{where} is not a valid ONNX model: it has no graph")
+    if isinstance(model, (bytes, bytearray)) and where != "the bytes given":
+        _load_external_data(onnx, proto, where)
     return proto
+
+
+def _load_external_data(onnx: Any, proto: Any, path: str) -> None:
+    """Read weights stored next to the model (``save_as_external_data``); data, not code."""
+    from onnx.external_data_helper import uses_external_data
+
+    if not any(uses_external_data(t) for t in proto.graph.initializer):
+        return
+    try:
+        onnx.external_data_helper.load_external_data_for_model(proto, os.path.dirname(os.path.abspath(path)))
+    except Exception as e:  # a missing data file, or a location outside the model's folder
+        raise FrontendError(f"cannot read the external weights of {path}: {e}") from None
 
 
 def _check(model: Any) -> None:
