@@ -37,6 +37,10 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "GatherND": ("gather_nd",),
     "OneHot": ("one_hot",),
     "Einsum": ("einsum",),
+    "ScatterElements": ("scatter_elements",),
+    "Scatter": ("scatter_elements",),
+    "ScatterND": ("scatter_nd",),
+    "Hardmax": ("one_hot",),
 }
 
 
@@ -94,7 +98,9 @@ _UNARY = {
     "Relu": nn.relu, "Sigmoid": R.sigmoid, "Tanh": R.tanh, "Sqrt": R.sqrt, "Exp": R.exp,
     "Log": R.log, "Neg": R.negative, "Abs": R.abs, "Erf": R.erf, "Floor": R.floor,
     "Ceil": R.ceil, "Sin": R.sin, "Cos": R.cos, "Sign": R.sign, "Not": R.logical_not,
-    "Identity": lambda x: x, "IsNaN": R.isnan,
+    "Identity": lambda x: x, "IsNaN": R.isnan, "Tan": R.tan, "Asin": R.asin, "Acos": R.acos,
+    "Atan": R.atan, "Sinh": R.sinh, "Cosh": R.cosh, "Asinh": R.asinh, "Acosh": R.acosh,
+    "Atanh": R.atanh, "BitwiseNot": R.bitwise_not,
 }
 for _name, _fn in _UNARY.items():
     ONNX_OPS[_name] = (lambda fn: lambda inputs, attrs, opset: fn(inputs[0]))(_fn)
@@ -103,6 +109,7 @@ _BINARY = {
     "Add": R.add, "Sub": R.subtract, "Mul": R.multiply, "Equal": R.equal, "Less": R.less,
     "Greater": R.greater, "LessOrEqual": R.less_equal, "GreaterOrEqual": R.greater_equal,
     "And": R.logical_and, "Or": R.logical_or, "Xor": R.logical_xor,
+    "BitwiseAnd": R.bitwise_and, "BitwiseOr": R.bitwise_or, "BitwiseXor": R.bitwise_xor,
 }
 for _name, _fn in _BINARY.items():
     ONNX_OPS[_name] = (lambda fn: lambda inputs, attrs, opset: fn(inputs[0], inputs[1]))(_fn)
@@ -194,6 +201,74 @@ def selu(inputs, attrs, opset):
 def softplus(inputs, attrs, opset):
     x = inputs[0]
     return R.log(R.add(R.exp(x), _scalar(1.0, x)))
+
+
+@onnx_op("Softsign")
+def softsign(inputs, attrs, opset):
+    x = inputs[0]
+    return R.divide(x, R.add(R.abs(x), _scalar(1.0, x)))
+
+
+@onnx_op("Mish")
+def mish(inputs, attrs, opset):
+    x = inputs[0]
+    return R.multiply(x, R.tanh(softplus(inputs, attrs, opset)))
+
+
+@onnx_op("Celu")
+def celu(inputs, attrs, opset):
+    # max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+    x, alpha = inputs[0], float(attrs.get("alpha", 1.0))
+    neg = R.multiply(_scalar(alpha, x), R.subtract(R.exp(R.divide(x, _scalar(alpha, x))), _scalar(1.0, x)))
+    return R.add(R.maximum(x, _scalar(0.0, x)), R.minimum(neg, _scalar(0.0, x)))
+
+
+@onnx_op("ThresholdedRelu")
+def thresholded_relu(inputs, attrs, opset):
+    x = inputs[0]
+    return R.where(R.greater(x, _scalar(float(attrs.get("alpha", 1.0)), x)), x, R.zeros_like(x))
+
+
+@onnx_op("Shrink")
+def shrink(inputs, attrs, opset):
+    x = inputs[0]
+    lambd, bias = float(attrs.get("lambd", 0.5)), float(attrs.get("bias", 0.0))
+    lo = R.where(R.less(x, _scalar(-lambd, x)), R.add(x, _scalar(bias, x)), R.zeros_like(x))
+    return R.where(R.greater(x, _scalar(lambd, x)), R.subtract(x, _scalar(bias, x)), lo)
+
+
+@onnx_op("IsInf")
+def is_inf(inputs, attrs, opset):
+    x = inputs[0]
+    pos, neg = attrs.get("detect_positive", 1), attrs.get("detect_negative", 1)
+    inf = R.isinf(x)
+    if pos and neg:
+        return inf
+    sign = R.greater(x, _scalar(0.0, x)) if pos else R.less(x, _scalar(0.0, x))
+    return R.logical_and(inf, sign) if (pos or neg) else R.logical_and(inf, R.logical_not(inf))
+
+
+@onnx_op("BitShift")
+def bit_shift(inputs, attrs, opset):
+    fn = R.left_shift if attrs["direction"] == "LEFT" else R.right_shift
+    return fn(inputs[0], inputs[1])
+
+
+@onnx_op("LpNormalization")
+def lp_normalization(inputs, attrs, opset):
+    x = inputs[0]
+    axis, p = int(attrs.get("axis", -1)), int(attrs.get("p", 2))
+    norm = R.sum(R.abs(x), [axis], keepdims=True) if p == 1 else R.sqrt(R.sum(R.multiply(x, x), [axis], keepdims=True))
+    return R.divide(x, norm)
+
+
+@onnx_op("MeanVarianceNormalization")
+def mean_variance_normalization(inputs, attrs, opset):
+    x = inputs[0]
+    axes = list(attrs.get("axes", [0, 2, 3]))
+    mean = R.mean(x, axes, keepdims=True)
+    var = R.variance(x, axes, keepdims=True)
+    return R.divide(R.subtract(x, mean), R.add(R.sqrt(var), _scalar(1e-9, x)))
 
 
 @onnx_op("HardSigmoid")
@@ -1011,6 +1086,35 @@ def one_hot(inputs, attrs, opset):
     off = R.take(values, const(0))
     on = R.take(values, const(1))
     return call("one_hot", idx, on, off, depth=depth, axis=int(attrs.get("axis", -1)), dtype=dtype_of(values))
+
+
+@onnx_op("ScatterElements", "Scatter")
+def scatter_elements(inputs, attrs, opset):
+    reduction = attrs.get("reduction", "none")
+    return call("scatter_elements", inputs[0], inputs[1], inputs[2], axis=int(attrs.get("axis", 0)),
+                reduction="update" if reduction == "none" else reduction)
+
+
+@onnx_op("ScatterND")
+def scatter_nd(inputs, attrs, opset):
+    idx = inputs[1]
+    rank = len(shape_of(idx))
+    # Relay's scatter_nd, as its gather_nd, takes the index tuple on the first axis
+    idx = R.transpose(idx, (rank - 1,) + tuple(range(rank - 1)))
+    reduction = attrs.get("reduction", "none")
+    return call("scatter_nd", inputs[0], idx, inputs[2], mode="update" if reduction == "none" else reduction)
+
+
+@onnx_op("Hardmax")
+def hardmax(inputs, attrs, opset):
+    x = inputs[0]
+    s = shape_of(x)
+    axis = _axis(int(attrs.get("axis", -1 if opset >= 13 else 1)), len(s))
+    if opset < 13:
+        raise FrontendError("Hardmax before opset 13 (2-d coercion) is not supported")
+    idx = R.argmax(x, axis=[axis], keepdims=False)
+    one, zero = const(np.asarray(1, dtype_of(x))), const(np.asarray(0, dtype_of(x)))
+    return call("one_hot", idx, one, zero, depth=int(s[axis]), axis=axis, dtype=dtype_of(x))
 
 
 @onnx_op("Einsum")
