@@ -233,3 +233,24 @@ def test_weights_in_external_data_files_are_read(tmp_path):
     (tmp_path / "ext.data").unlink()
     with pytest.raises(relay.RelayError, match="external weights"):
         relay.frontend.from_onnx(str(path))
+
+
+def test_opset_argument_overrides_the_models():
+    # Softmax before opset 13 normalizes over everything from `axis` on (2-d coercion)
+    b = M.Builder()
+    y = b.op("Softmax", [b.input("x", [2, 3, 4])], axis=1)
+    model = b.model(y, opset=13)
+    x = np.random.default_rng(3).standard_normal((2, 3, 4)).astype("float32")
+    run = lambda mod: relay.create_executor("debug", mod).evaluate()(x)  # noqa: E731
+    new = run(relay.frontend.from_onnx(model)[0])
+    old = run(relay.frontend.from_onnx(model, opset=11)[0])
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(new, e / e.sum(axis=1, keepdims=True), rtol=1e-5)
+    flat = x.reshape(2, 12)
+    e = np.exp(flat - flat.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(old, (e / e.sum(axis=1, keepdims=True)).reshape(2, 3, 4), rtol=1e-5)
+
+
+def test_shape_argument_with_a_dynamic_dim():
+    mod, _ = relay.frontend.from_onnx(_dynamic_model(), shape={"x": (-1, 3, 4, 4)})
+    assert str(mod["main"].params[0].checked_type) == "Tensor[(?, 3, 4, 4), float32]"

@@ -24,6 +24,8 @@ def _q_axis_param(v: Expr, like: Expr, axis: int) -> Expr:
 
 @onnx_op("DequantizeLinear")
 def dequantize(inputs, attrs, opset):
+    if attrs.get("block_size", 0):
+        raise FrontendError("blocked quantization (block_size) is not supported")
     x, scale = inputs[0], inputs[1]
     axis = int(attrs.get("axis", 1))
     out = R.cast(x, dtype_of(scale))
@@ -34,6 +36,8 @@ def dequantize(inputs, attrs, opset):
 
 @onnx_op("QuantizeLinear")
 def quantize(inputs, attrs, opset):
+    if attrs.get("block_size", 0):
+        raise FrontendError("blocked quantization (block_size) is not supported")
     x, scale = inputs[0], inputs[1]
     axis = int(attrs.get("axis", 1))
     dt = dtype_of(inputs[2]) if inputs.has(2) else "uint8"
