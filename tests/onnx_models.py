@@ -461,6 +461,39 @@ def gpt2_range_mask(batch=2, seq=6, hidden=16, heads=2):
     return b.model(logits), feeds
 
 
+def vgg_tiny(size=8, classes=4):
+    """Conv-ReLU x2, MaxPool, AdaptiveAvgPool exported as AveragePool, Flatten, Gemm-ReLU-Dropout-Gemm."""
+    b = Builder(25)
+    x = b.input("input", [1, 3, size, size])
+    y = b.op("Relu", [b.op("Conv", [x, b.weight("features.0.weight", (8, 3, 3, 3)), b.weight("features.0.bias", (8,), 0.1)], pads=[1, 1, 1, 1])])
+    y = b.op("Relu", [b.op("Conv", [y, b.weight("features.2.weight", (8, 8, 3, 3)), b.weight("features.2.bias", (8,), 0.1)], pads=[1, 1, 1, 1])])
+    y = b.op("MaxPool", [y], kernel_shape=[2, 2], strides=[2, 2])
+    y = b.op("AveragePool", [y], kernel_shape=[2, 2], strides=[2, 2])
+    y = b.op("Flatten", [y], axis=1)
+    n = 8 * (size // 4) ** 2
+    y = b.op("Relu", [b.op("Gemm", [y, b.weight("classifier.0.weight", (16, n)), b.weight("classifier.0.bias", (16,), 0.1)], transB=1)])
+    y = b.op("Dropout", [y])
+    y = b.op("Gemm", [y, b.weight("classifier.3.weight", (classes, 16)), b.weight("classifier.3.bias", (classes,), 0.1)], transB=1)
+    return b.model(y), {"input": _img(26, 1, 3, size, size)}
+
+
+def mobilenet_v3_block(size=8, channels=8):
+    """Inverted residual with HardSwish and a HardSigmoid squeeze-excitation (ReLU inside)."""
+    b = Builder(27)
+    x = b.input("input", [1, channels, size, size])
+    hid = 3 * channels
+    y = _conv_bn(b, x, channels, hid, 1, 1, "features.4.block.0", act="HardSwish")
+    y = _conv_bn(b, y, hid, hid, 5, 1, "features.4.block.1", groups=hid, act="HardSwish")
+    s = b.op("GlobalAveragePool", [y])
+    s = b.op("Relu", [b.op("Conv", [s, b.weight("se.fc1.weight", (4, hid, 1, 1)), b.weight("se.fc1.bias", (4,), 0.1)])])
+    s = b.op("Conv", [s, b.weight("se.fc2.weight", (hid, 4, 1, 1)), b.weight("se.fc2.bias", (hid,), 0.1)])
+    y = b.op("Mul", [b.op("HardSigmoid", [s], alpha=1.0 / 6, beta=0.5), y])
+    y = _conv_bn(b, y, hid, channels, 1, 1, "features.4.block.3", relu=False)
+    y = b.op("Add", [y, x])
+    _float_inits(b)
+    return b.model(y), {"input": _img(28, 1, channels, size, size)}
+
+
 MODELS = {
     "resnet_block": resnet_block,
     "inverted_residual": inverted_residual,
@@ -473,6 +506,8 @@ MODELS = {
     "gru_linear_before_reset_reverse": lambda: recurrent_model(direction="reverse", linear_before_reset=1),
     "rnn_bidirectional": lambda: recurrent_model("RNN", direction="bidirectional"),
     "rnn_relu": lambda: recurrent_model("RNN", activations=["Relu"]),
+    "vgg_tiny": vgg_tiny,
+    "mobilenet_v3_block": mobilenet_v3_block,
     "efficientnet_block": efficientnet_block,
     "squeezenet_fire": squeezenet_fire,
     "densenet_block": densenet_block,
