@@ -254,3 +254,16 @@ def test_opset_argument_overrides_the_models():
 def test_shape_argument_with_a_dynamic_dim():
     mod, _ = relay.frontend.from_onnx(_dynamic_model(), shape={"x": (-1, 3, 4, 4)})
     assert str(mod["main"].params[0].checked_type) == "Tensor[(?, 3, 4, 4), float32]"
+
+
+def test_a_giant_constant_is_not_built_at_import():
+    from onnx import TensorProto, helper
+
+    b = M.Builder()
+    x = b.input("x", [2])
+    big = b.op("ConstantOfShape", [b.ints([100000, 100000])],
+               value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0]))  # 40 GB if built
+    total = b.op("ReduceSum", [big], keepdims=0)
+    y = b.op("Add", [x, total])
+    mod, _ = relay.frontend.from_onnx(b.model(y))  # returns at once, memory untouched
+    assert any(c.op.name == "full" for c in _calls(mod))

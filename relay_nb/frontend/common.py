@@ -137,7 +137,24 @@ def fold(expr: Expr) -> Expr:
     from ..eval.interpreter import Interpreter
 
     t = type_of(expr)
+    if _elements(t) > FOLD_LIMIT:
+        return expr  # a model asking for a giant constant must not exhaust memory at import
     return _to_const(Interpreter().evaluate(expr), t)
+
+
+# Results with more elements than this stay expressions (computed at run time, if ever).
+FOLD_LIMIT = 1 << 24
+
+
+def _elements(t: Type) -> int:
+    if isinstance(t, TupleType):
+        return sum(_elements(f) for f in t.fields)
+    if isinstance(t, TensorType) and is_static(t.shape):
+        n = 1
+        for d in t.shape:
+            n *= d
+        return n
+    return FOLD_LIMIT + 1
 
 
 def _to_const(value: Any, t: Type) -> Expr:

@@ -11,7 +11,7 @@ from ..ir.expr import Expr, Tuple, const
 from ..op import api as R
 from ..op import nn
 from ..op._common import call
-from .common import Dim, FrontendError, dtype_of, fold, is_static, shape_elements, shape_of
+from .common import FOLD_LIMIT, Dim, FrontendError, dtype_of, fold, is_static, shape_elements, shape_of
 from .onnx_ops import _axes_arg, _axis, _ints, _static, onnx_op
 from .onnx_nn import _broadcast
 
@@ -210,8 +210,10 @@ def tile(inputs, attrs, opset):
 def range_(inputs, attrs, opset):
     vals = [inputs.value(i) for i in range(3)]
     dt = dtype_of(inputs[0])
-    if all(v is not None for v in vals):
-        return const(np.arange(vals[0], vals[1], vals[2]).astype(dt))
+    if all(v is not None for v in vals) and vals[2] != 0:
+        n = max(math.ceil((float(vals[1]) - float(vals[0])) / float(vals[2])), 0)
+        if n <= FOLD_LIMIT:
+            return const(np.arange(vals[0], vals[1], vals[2]).astype(dt))
     return R.arange(inputs[0], inputs[1], inputs[2], dtype=dt)
 
 
