@@ -11,6 +11,7 @@ from ..ir.expr import Expr, Tuple, const
 from ..op import api as R
 from ..op import nn
 from ..op._common import call
+from ..op.registry import has_op
 from .common import FOLD_LIMIT, Dim, FrontendError, dtype_of, fold, is_static, shape_elements, shape_of
 from .onnx_ops import _axes_arg, _axis, _ints, _static, onnx_op
 from .onnx_nn import _broadcast
@@ -260,11 +261,16 @@ def space_to_depth(inputs, attrs, opset):
 def trilu(inputs, attrs, opset):
     x = inputs[0]
     s = shape_of(x)
+    upper = bool(attrs.get("upper", 1))
     if not is_static(s[-2:]):
-        raise FrontendError("Trilu needs static last two dimensions")
+        if not has_op("trilu"):
+            raise FrontendError("Trilu with dynamic last two dimensions needs the Relay operator trilu")
+        k = inputs[1] if inputs.has(1) else const(np.asarray(0, "int64"))
+        return call("trilu", x, k, upper=upper)
     k = int(inputs.value(1)) if inputs.has(1) else 0
     ones = np.ones(s[-2:], dtype=bool)
-    mask = np.triu(ones, k) if attrs.get("upper", 1) else np.tril(ones, k)
+    # a constant mask: static shapes need no trilu operator, and it folds with the rest
+    mask = np.triu(ones, k) if upper else np.tril(ones, k)
     return R.where(const(mask), x, R.zeros_like(x))
 
 
