@@ -294,3 +294,12 @@ def test_trilu_with_dynamic_dims_uses_the_relay_operator():
     assert any(c.op.name == "trilu" for c in _calls(mod))
     feeds = {"x": np.random.default_rng(5).standard_normal((4, 6)).astype("float32")}
     assert M.check(model, feeds) <= 1e-4
+
+
+def test_unsupported_attribute_values_are_errors_not_wrong_results():
+    b = M.Builder()
+    x = b.input("x", [1, 2, 4, 4])
+    y = b.op("Resize", [x, "", b.init("sc", np.array([1, 1, 2, 2], "float32"))], name="/up/Resize",
+             mode="linear", coordinate_transformation_mode="half_pixel_symmetric")
+    with pytest.raises(relay.RelayError, match=r"/up/Resize.*half_pixel_symmetric"):
+        relay.frontend.from_onnx(b.model(y, opset=19))

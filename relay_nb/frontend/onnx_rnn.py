@@ -45,6 +45,8 @@ def _chunks(t: Expr, n: int, axis: int = 0) -> list[Expr]:
 def _common(inputs, attrs, gates: int):
     if attrs.get("layout", 0):
         raise FrontendError("only layout=0 is supported")
+    if "clip" in attrs or attrs.get("input_forget", 0):
+        raise FrontendError("the clip and input_forget attributes are not supported")
     if inputs.has(4):
         raise FrontendError("sequence_lens is not supported (all sequences run full length)")
     x = inputs[0]

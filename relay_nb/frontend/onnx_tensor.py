@@ -233,7 +233,19 @@ def pad(inputs, attrs, opset):
     for j, a in enumerate(axes):
         width[_axis(a, rank)] = (pads[j], pads[j + n])
     mode = attrs.get("mode", "constant")
-    return nn.pad(x, width, value, pad_mode={"constant": "constant", "reflect": "reflect", "edge": "edge"}[mode])
+    if mode not in ("constant", "reflect", "edge"):
+        raise FrontendError(f"Pad mode {mode!r} is not supported")
+    # negative pads crop: pad the positive parts, then slice the negative ones off
+    grow = [(max(b, 0), max(e, 0)) for b, e in width]
+    out = nn.pad(x, grow, value, pad_mode=mode) if any(b or e for b, e in grow) else x
+    if any(b < 0 or e < 0 for b, e in width):
+        s = shape_of(out)
+        if not is_static(s):
+            raise FrontendError("Pad with negative pads needs static dimensions")
+        begin = [max(-b, 0) for b, _ in width]
+        end = [d - max(-e, 0) for d, (_, e) in zip(s, width)]
+        out = R.strided_slice(out, begin, end)
+    return out
 
 
 @onnx_op("DepthToSpace")
@@ -280,6 +292,13 @@ def resize(inputs, attrs, opset):
     s = shape_of(x)
     if len(s) != 4:
         raise FrontendError("only 4-d (NCHW) Resize is supported")
+    for key, fine in (("antialias", (0,)), ("keep_aspect_ratio_policy", ("stretch",)),
+                      ("coordinate_transformation_mode", ("half_pixel", "align_corners", "asymmetric",
+                                                          "pytorch_half_pixel", "tf_half_pixel_for_nn"))):
+        if key in attrs and attrs[key] not in fine:
+            raise FrontendError(f"Resize with {key}={attrs[key]!r} is not supported")
+    if "axes" in attrs and sorted(_axis(a, 4) for a in attrs["axes"]) != [0, 1, 2, 3]:
+        raise FrontendError("Resize with axes is not supported")
     if attrs["_op"] == "Upsample" or opset < 11:
         scales = attrs.get("scales")
         scales = list(scales) if scales is not None else list(_static(inputs, 1, "scales"))
