@@ -9,6 +9,9 @@ exporters' ``Shape -> Gather -> Concat -> Reshape`` chains and decomposed LayerN
 download.  The time is wall-clock ``from_onnx`` (parse/check, convert, fold, InferType),
 best of a few runs, with frozen weights and with weights as parameters.  ``--quick`` uses
 2 BERT layers and ResNet's first two stages.
+
+``--errors`` also prints, for every test model of ``tests/onnx_models.py``, the maximum
+relative error of the interpreter and of the JIT against onnxruntime (target <= 1e-4).
 """
 
 from __future__ import annotations
@@ -63,8 +66,26 @@ def _time(model, freeze, repeat):
     return best
 
 
+def errors():
+    print(f"{'model':34} {'nodes':>5} {'interpreter':>12} {'JIT':>9}")
+    for name, build in M.MODELS.items():
+        model, feeds = build()
+        mod, _ = relay.frontend.from_onnx(model)
+        want = M.run_onnxruntime(model, feeds)
+        args = [feeds[v.name_hint] for v in mod["main"].params]
+        errs = []
+        for kind in ("debug", "jit"):
+            got = relay.create_executor(kind, mod).evaluate()(*args)
+            got = list(got) if isinstance(got, (tuple, list)) else [got]
+            errs.append(max(M.rel_error(g, w) for g, w in zip(got, want)))
+        print(f"{name:34} {len(model.graph.node):5d} {errs[0]:12.1e} {errs[1]:9.1e}")
+
+
 def main(argv=None):
-    quick = "--quick" in (argv if argv is not None else sys.argv[1:])
+    argv = argv if argv is not None else sys.argv[1:]
+    if "--errors" in argv:
+        errors()
+    quick = "--quick" in argv
     models = [
         ("ResNet-50", lambda: resnet50(stages=(3, 4) if quick else (3, 4, 6, 3))),
         ("BERT-base (12 layers)" if not quick else "BERT (2 layers)", lambda: bert_base(2 if quick else 12)),
