@@ -159,13 +159,16 @@ def reciprocal(inputs, attrs, opset):
     return R.divide(_scalar(1.0, inputs[0]), inputs[0])
 
 
-@onnx_op("Sum", "Max", "Min", "Mean")
-def variadic(inputs, attrs, opset, _fns={"Sum": R.add, "Max": R.maximum, "Min": R.minimum}):
+_FOLDS = {"Sum": R.add, "Mean": R.add, "Max": R.maximum, "Min": R.minimum}
+
+
+@onnx_op(*_FOLDS)
+def variadic(inputs, attrs, opset):
     kind = attrs["_op"]
     args = [inputs[i] for i in range(len(inputs)) if inputs.has(i)]
     out = args[0]
     for a in args[1:]:
-        out = _fns.get(kind, R.add)(out, a)
+        out = _FOLDS[kind](out, a)
     if kind == "Mean":
         out = R.divide(out, _scalar(float(len(args)), out))
     return out
