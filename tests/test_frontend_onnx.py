@@ -303,3 +303,36 @@ def test_unsupported_attribute_values_are_errors_not_wrong_results():
              mode="linear", coordinate_transformation_mode="half_pixel_symmetric")
     with pytest.raises(relay.RelayError, match=r"/up/Resize.*half_pixel_symmetric"):
         relay.frontend.from_onnx(b.model(y, opset=19))
+
+
+def _dynamic_batch(model, axis_of):
+    """The model with its inputs' batch axis (``axis_of[name]``) made a named, dynamic dim."""
+    for vi in model.graph.input:
+        if vi.name in axis_of:
+            vi.type.tensor_type.shape.dim[axis_of[vi.name]].dim_param = "batch"
+    for vi in model.graph.output:
+        vi.type.Clear()
+    del model.graph.value_info[:]
+    return onnx.shape_inference.infer_shapes(model)
+
+
+def test_expand_to_a_computed_shape_broadcasts_both_ways():
+    # ViT's class token (1, 1, D) expanded to [batch, 1, 1] from Shape: the 1s keep its dims
+    model, feeds = M.vit_tiny()
+    model = _dynamic_batch(model, {"input": 0})
+    mod, _ = relay.frontend.from_onnx(model)
+    assert any(c.op.name == "dyn.broadcast_to" for c in _calls(mod))
+    assert M.check(model, feeds) <= 1e-4
+
+
+def test_recurrent_layers_with_a_dynamic_batch():
+    model, feeds = M.lstm_model()
+    model.graph.node.pop()  # the head's static Reshape: keep LSTM's own outputs
+    model.graph.node.pop()
+    del model.graph.output[0]
+    model = _dynamic_batch(model, {"input": 1})
+    mod, _ = relay.frontend.from_onnx(model)
+    assert str(mod["main"].checked_type.ret_type) == \
+        "(Tensor[(5, 1, ?, 8), float32], Tensor[(1, ?, 8), float32])"
+    feeds = {"input": np.random.default_rng(7).standard_normal((5, 3, 6)).astype("float32")}
+    assert M.check(model, feeds) <= 1e-4

@@ -71,10 +71,14 @@ def _run(steps, direction, d, cell):
     return outs, state
 
 
-def _zeros(batch, hidden, like):
-    if not isinstance(batch, int):
-        raise FrontendError("the batch size must be static without initial states")
-    return const(np.zeros((batch, hidden), dtype_of(like)))
+def _zeros(steps: list, hidden: int, like: Expr) -> Expr:
+    """The default initial state: zeros of (batch, hidden), also for a dynamic batch."""
+    batch = shape_of(steps[0])[0]
+    if isinstance(batch, int):
+        return const(np.zeros((batch, hidden), dtype_of(like)))
+    # a (batch, hidden) tensor's zeros_like: exact zeros whatever the step holds
+    probe = nn.dense(steps[0], const(np.zeros((hidden, shape_of(steps[0])[1]), dtype_of(like))))
+    return R.zeros_like(probe)
 
 
 def _stack_outputs(per_dir: list[list[Expr]], finals: list[list[Expr]]) -> list[Expr]:
@@ -90,15 +94,14 @@ def lstm(inputs, attrs, opset):
     if inputs.has(7):
         raise FrontendError("LSTM peepholes (input P) are not supported")
     hidden = int(attrs.get("hidden_size", shape_of(inputs[2])[-1]))
-    batch = shape_of(x)[1]
     acts = _acts(attrs, ["Sigmoid", "Tanh", "Tanh"], dirs)
     per_dir, finals = [], []
     for d in range(dirs):
         w, r = _dir(inputs[1], d), _dir(inputs[2], d)
         b = _dir(inputs[3], d) if inputs.has(3) else None
         bias = fold(R.add(*_chunks(b, 2))) if b is not None else None
-        h0 = _dir(inputs[5], d) if inputs.has(5) else _zeros(batch, hidden, x)
-        c0 = _dir(inputs[6], d) if inputs.has(6) else _zeros(batch, hidden, x)
+        h0 = _dir(inputs[5], d) if inputs.has(5) else _zeros(steps, hidden, x)
+        c0 = _dir(inputs[6], d) if inputs.has(6) else _zeros(steps, hidden, x)
         f, g, h = acts[d]
 
         def cell(xt, state, w=w, r=r, bias=bias, f=f, g=g, h=h, h0=h0, c0=c0):
@@ -125,7 +128,6 @@ def _gates(z: Expr, n: int) -> list[Expr]:
 def gru(inputs, attrs, opset):
     x, seq, direction, dirs, steps = _common(inputs, attrs, 3)
     hidden = int(attrs.get("hidden_size", shape_of(inputs[2])[-1]))
-    batch = shape_of(x)[1]
     acts = _acts(attrs, ["Sigmoid", "Tanh"], dirs)
     before = bool(attrs.get("linear_before_reset", 0))
     per_dir, finals = [], []
@@ -137,7 +139,7 @@ def gru(inputs, attrs, opset):
             wbz, wbr, wbh, rbz, rbr, rbh = _chunks(_dir(inputs[3], d), 6)
         else:
             wbz = wbr = wbh = rbz = rbr = rbh = None
-        h0 = _dir(inputs[5], d) if inputs.has(5) else _zeros(batch, hidden, x)
+        h0 = _dir(inputs[5], d) if inputs.has(5) else _zeros(steps, hidden, x)
         f, g = acts[d]
 
         def lin(a, m, bias):
@@ -166,13 +168,12 @@ def gru(inputs, attrs, opset):
 def rnn(inputs, attrs, opset):
     x, seq, direction, dirs, steps = _common(inputs, attrs, 1)
     hidden = int(attrs.get("hidden_size", shape_of(inputs[2])[-1]))
-    batch = shape_of(x)[1]
     acts = _acts(attrs, ["Tanh"], dirs)
     per_dir, finals = [], []
     for d in range(dirs):
         w, r = _dir(inputs[1], d), _dir(inputs[2], d)
         bias = fold(R.add(*_chunks(_dir(inputs[3], d), 2))) if inputs.has(3) else None
-        h0 = _dir(inputs[5], d) if inputs.has(5) else _zeros(batch, hidden, x)
+        h0 = _dir(inputs[5], d) if inputs.has(5) else _zeros(steps, hidden, x)
         (f,) = acts[d]
 
         def cell(xt, state, w=w, r=r, bias=bias, f=f, h0=h0):

@@ -197,9 +197,23 @@ def expand(inputs, attrs, opset):
     x = inputs[0]
     target = inputs.value(1)
     if target is None:
-        return call("dyn.broadcast_to", x, inputs[1])
+        return call("dyn.broadcast_to", x, _bidirectional_target(x, inputs[1]))
     # ONNX Expand broadcasts both ways: a 1 in the target keeps x's dim
     return R.broadcast_to(x, _broadcast(shape_of(x), tuple(_ints(target))))
+
+
+def _bidirectional_target(x: Expr, shape: Expr) -> Expr:
+    """The shape Expand really produces: where the target says 1, x's own dim (ranks aligned
+    on the right), as numpy broadcasting; dyn.broadcast_to needs that final shape."""
+    (n,) = shape_of(shape)
+    r = len(shape_of(x))
+    xs = R.shape_of(x, "int64")
+    shape = R.cast(shape, "int64")
+    if n > r:
+        xs = R.concatenate([const(np.ones(n - r, "int64")), xs], 0)
+    elif r > n:
+        shape = R.concatenate([const(np.ones(r - n, "int64")), shape], 0)
+    return R.where(R.equal(shape, const(np.asarray(1, "int64"))), xs, shape)
 
 
 @onnx_op("Tile")
