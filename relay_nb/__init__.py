@@ -85,6 +85,7 @@ _LAZY: dict[str, str] = {
     "vision": "op.vision",
     "random": "op.random",
     "viz": "viz",
+    "frontend": "frontend",
     # notebook layer (imports IPython / ipywidgets only when used)
     "notebook": "notebook",
     "PassStepper": "notebook.stepper:PassStepper",

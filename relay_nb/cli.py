@@ -4,7 +4,14 @@
     relay-nb fmt FILE [--anf]    print the program canonically (graph form or A-normal form)
     relay-nb run FILE [ARGS...]  evaluate @main (or --entry NAME); ARGS are numbers or .npy files
     relay-nb opt FILE --passes FoldConstant,FuseOps|O3 [--opt-level 3] [--print-after-all] [--time]
+    relay-nb import MODEL.onnx [-o OUT.relay] [--shape NAME=1,3,224,224] [--params P.npz]
+                                 import an ONNX model and print it as Relay text
     relay-nb demo                check and print the bundled example programs
+
+``import`` freezes the weights into the program by default (its ``#[metadata]`` section,
+so the text is complete and reads back with ``relay.parse``); ``--params P.npz`` keeps them
+as parameters named after the ONNX initializers and writes their values to ``P.npz``
+(``np.load(P)[name]``; ``@main`` takes the model inputs, then the parameters in file order).
 
 Exit codes: 0 ok, 1 the program has errors, 2 bad usage or unreadable file.
 """
@@ -140,6 +147,37 @@ def _print_steps(records: list, passes: str, form: str, out) -> Optional[str]:
     return last
 
 
+def _shapes(items: Sequence[str]) -> dict:
+    """``["input=1,3,224,224", "mask=1,?"]`` -> ``{"input": (1, 3, 224, 224), "mask": (1, -1)}``."""
+    shapes = {}
+    for item in items:
+        name, eq, dims = item.rpartition("=")
+        try:
+            if not eq or not name:
+                raise ValueError
+            shapes[name] = tuple(-1 if d.strip() in ("?", "-1") else int(d) for d in dims.split(",") if d.strip())
+        except ValueError:
+            raise RelayError(f"--shape expects NAME=D1,D2,... (? for a dynamic dim), got {item!r}") from None
+    return shapes
+
+
+def _import(path: str, output: Optional[str], shapes: Sequence[str], params_path: Optional[str], opset: Optional[int], form: str, out) -> int:
+    import numpy as np
+
+    from .frontend.onnx import from_onnx
+
+    mod, params = from_onnx(path, shape=_shapes(shapes), opset=opset, freeze_params=params_path is None)
+    text = mod.astext(form=form, show_types=True) + "\n"
+    if params_path is not None:
+        np.savez(params_path, **params)
+    if output is None:
+        out.write(text)
+    else:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(text)
+    return 0
+
+
 def _demo(out) -> int:
     """Check and print every bundled example, in graph form then A-normal form."""
     examples = sorted(
@@ -187,6 +225,19 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--print-after-all", action="store_true", help="print the module after every pass")
     opt.add_argument("--time", action="store_true", help="report the time each pass took")
     opt.add_argument("--anf", action="store_true", help="print in A-normal form")
+    imp = sub.add_parser("import", help="import an ONNX model and print it as Relay text")
+    imp.add_argument("file", help="an .onnx file")
+    imp.add_argument("-o", "--output", help="write the program here instead of standard output")
+    imp.add_argument(
+        "--shape", action="append", default=[], metavar="NAME=D1,D2,...",
+        help="override an input's shape (repeatable; ? for a dynamic dim)",
+    )
+    imp.add_argument(
+        "--params", metavar="FILE.npz",
+        help="keep the weights as named parameters and write their values to FILE.npz",
+    )
+    imp.add_argument("--opset", type=int, help="convert as this opset instead of the model's")
+    imp.add_argument("--anf", action="store_true", help="print in A-normal form")
     sub.add_parser("demo", help="check and print the bundled example programs")
     return parser
 
@@ -203,6 +254,14 @@ def main(argv: Optional[Sequence[str]] = None, out=None, err=None) -> int:
     try:
         if args.command == "demo":
             return _demo(out)
+        if args.command == "import":
+            import os
+
+            if not os.path.isfile(args.file):
+                err.write(f"relay-nb: cannot read {args.file}: no such file\n")
+                return 2
+            form = "anf" if args.anf else "graph"
+            return _import(args.file, args.output, args.shape, args.params, args.opset, form, out)
         try:
             text, name = _read(args.file)
         except OSError as exc:
