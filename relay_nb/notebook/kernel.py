@@ -105,9 +105,10 @@ class RelayKernel(IPythonKernel):
         "version": "0.0.5",  # the text format's version
         "mimetype": "text/x-relay",
         "file_extension": ".relay",
-        # Relay's lexical syntax (//, /* */, fn, let, if, match) highlights well as Rust.
+        # JupyterLab's editor has no Relay mode: Relay's lexical syntax (//, /* */, fn, let,
+        # if, match) highlights well as Rust.  Exports use relay_nb's own Pygments lexer.
         "codemirror_mode": "rust",
-        "pygments_lexer": "rust",
+        "pygments_lexer": "relay",
     }
 
     @property
