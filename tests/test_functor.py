@@ -369,16 +369,101 @@ def test_user_visitor_recursing_too_deeply_gets_relay_error():
     assert isinstance(m.visit(let_chain(10)), Function)
 
 
-def test_deeply_nested_scopes_give_relay_error_not_crash():
+def nested_functions(n):
     e = relay.var("leaf")
+    for i in range(n):
+        e = Function([relay.var(f"p{i}")], e)
+    return e
+
+
+def test_deeply_nested_scopes_visit_and_mutate_without_recursion():
+    e = nested_functions(20_000)
+    ExprVisitor().visit(e)
+    assert ExprMutator().visit(e) is e
+    # an if/else chain through the default methods, rebuilt when a leaf changes
+    x = relay.var("x")
+    chain = x
+    for i in range(20_000):
+        chain = If(relay.const(True), Call(MUL, (x, relay.const(float(i)))), chain)
+    out = MulToAdd().visit(chain)
+    node, depth = out, 0
+    while isinstance(node, If):
+        assert node.true_branch.op is ADD
+        node, depth = node.false_branch, depth + 1
+    assert depth == 20_000 and node is x
+
+
+class ScopeDepth(ExprMutator):
+    """A generator scope method: counts how deep each constant sits in functions."""
+
+    def __init__(self):
+        super().__init__()
+        self.depth = 0
+        self.seen: dict = {}
+
+    def visit_constant(self, c):
+        self.seen[c] = self.depth
+        return c
+
+    def visit_function(self, fn):
+        self.depth += 1
+        try:
+            body = yield fn.body  # visit the body without a Python frame per level
+        finally:
+            self.depth -= 1
+        return self._rebuild_function(fn, fn.params, body)
+
+
+def test_generator_scope_methods_keep_their_context_at_any_depth():
+    leaf = relay.const(1.0)
+    e = leaf
     for i in range(20_000):
         e = Function([relay.var(f"p{i}")], e)
-    with pytest.raises(RelayError):
-        ExprVisitor().visit(e)
-    with pytest.raises(RelayError):
-        ExprMutator().visit(e)
-    # post_order has no such limit
-    assert sum(1 for _ in post_order(e)) == 2 * 20_000 + 1
+    m = ScopeDepth()
+    assert m.visit(e) is e
+    assert m.seen[leaf] == 20_000 and m.depth == 0
+
+
+def test_errors_reach_generator_methods_as_with_recursion():
+    class Boom(ScopeDepth):
+        def visit_constant(self, c):
+            raise ValueError("boom")
+
+    e = Function([relay.var("p")], Function([relay.var("q")], relay.const(1.0)))
+    m = Boom()
+    with pytest.raises(ValueError, match="boom"):
+        m.visit(e)
+    assert m.depth == 0  # each waiting generator's finally ran
+
+    class Recover(ExprMutator):
+        def visit_function(self, fn):
+            try:
+                body = yield fn.body
+            except ValueError:
+                body = relay.const(0.0)  # handled where it happened, as with recursion
+            return self._rebuild_function(fn, fn.params, body)
+
+        def visit_call(self, call):
+            raise ValueError("no calls")
+
+    out = Recover().visit(Function([relay.var("p")], add(relay.const(1.0), relay.const(2.0))))
+    assert isinstance(out.body, Constant) and float(out.body.data) == 0.0
+
+
+def test_recursing_user_method_error_names_construct_and_line():
+    text = "fn (%x: float32) { " + "if (%x > 0f) { %x } else { " * 3_000 + "%x" + " }" * 3_000 + " }"
+    f = relay.parse_expr(text)
+
+    class Recursive(ExprMutator):  # a plain method calling self.visit per level
+        def visit_if(self, ite):
+            return If(self.visit(ite.cond), self.visit(ite.true_branch), self.visit(ite.false_branch))
+
+    with pytest.raises(RelayError) as info:
+        Recursive().visit(f)
+    msg = str(info.value)
+    assert "if/else expressions nested too deeply" in msg and "line 1" in msg
+    assert "yield" in msg  # how to write it so it has no limit
+    assert info.value.line == 1 and info.value.column == 20
 
 
 def test_visiting_a_non_expression_is_a_relay_error():

@@ -211,3 +211,20 @@ def test_print_after_all_writes_each_module(monkeypatch):
     with PassContext(instruments=[PrintAfterAll(out)]):
         Sequential([tuple_wrapping_pass("A")], name="s")(identity_module())
     assert out.getvalue() == "// after A\n<1>\n// after s\n<1>\n"
+
+
+def test_a_pass_recursing_too_deeply_is_a_relay_error_naming_it():
+    from relay_nb.ir.expr import If
+
+    def depth(e):  # a user's recursive helper: one Python frame per if
+        return 1 + depth(e.false_branch) if isinstance(e, If) else 0
+
+    @relay.transform.function_pass(opt_level=0, name="CountDepth")
+    def count(f, mod, ctx):
+        depth(f.body)
+        return f
+
+    text = "def @main(%x: int32) { " + "if (%x == 0) { 0 } else { " * 3_000 + "1" + " }" * 3_000 + " }"
+    mod = relay.parse(text)
+    with pytest.raises(relay.RelayError, match="CountDepth: .*nested too deeply"):
+        count(mod)

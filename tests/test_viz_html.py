@@ -139,7 +139,9 @@ def test_a_huge_program_is_cut_for_display():
     mod = big_let_chain(5000)
     bundle = mod._repr_mimebundle_()
     html, plain = bundle["text/html"], bundle["text/plain"]
-    assert "more lines" in text_of(html) and text_of(html).count("\n") <= MAX_LINES + 2
+    shown, rest = html.split("<details>")  # the rest is small: a collapsed "show all"
+    assert text_of(shown).count("\n") <= MAX_LINES + 2 and "3005 more lines" in text_of(rest)
+    assert "show all" in rest and text_of(rest).rstrip().endswith("}")
     assert plain.count("\n") == MAX_LINES and plain.endswith("more lines")
     assert bundle.keys() == {"text/plain", "text/html"}
     assert mod._repr_mimebundle_(include={"text/plain"}).keys() == {"text/plain"}
@@ -153,10 +155,25 @@ def test_a_deeply_indented_program_is_cut_by_characters_too():
     for _ in range(3000):
         body = If(c, relay.add(body, x), relay.exp(x))
     fn = Function((x, c), body)
-    assert len(str(fn)) > 5_000_000
+    assert len(str(fn)) > 1_000_000  # (indentation stops at doc.MAX_INDENT levels)
     bundle = fn._repr_mimebundle_()
     assert len(bundle["text/plain"]) < 500_000 and bundle["text/plain"].endswith("more lines")
-    assert len(bundle["text/html"]) < 1_000_000 and "more lines" in bundle["text/html"]
+    html = bundle["text/html"]
+    assert len(html) < 1_000_000 and "more lines" in html
+    # too much left for the page: no <details>, a note on how to get the whole text
+    assert "<details>" not in html and "print(mod)" in html
+
+
+def test_long_text_views_of_the_magic_are_cut_too():
+    from relay_nb.notebook.magic import text_bundle
+
+    small = text_bundle("line\n" * 10).data
+    assert "<details>" not in small["text/html"] and small["text/plain"] == "line\n" * 10
+    data = text_bundle("x" * 100 + "\n" + ("y" * 1000 + "\n") * 3_000).data  # 3 MB
+    assert len(data["text/plain"]) < 500_000 and data["text/plain"].endswith("more lines")
+    assert len(data["text/html"]) < 500_000 and "print(mod)" in data["text/html"]
+    mid = text_bundle("z\n" * 5_000).data  # cut at MAX_LINES, the rest in a <details>
+    assert mid["text/html"].replace("font-size", "").count("z") == 5_000 and "show all" in mid["text/html"]
 
 
 def test_a_failing_highlighter_falls_back_to_plain_text(monkeypatch):

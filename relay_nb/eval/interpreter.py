@@ -581,7 +581,7 @@ class Interpreter:
         if fv is None:
             from ..analysis.free_vars import free_vars
 
-            fv = self._free[func] = tuple(free_vars(func))
+            fv = tuple(free_vars(func, self._free))  # fills in the nested functions too
         return fv
 
     def _constant(self, c: Constant) -> Any:

@@ -5,23 +5,39 @@ and only compute the transformed result once"), so a DAG is visited once and a m
 keeps it a DAG; a mutator returns the *same object* when no child changed.
 
 They are subclassable in TVM's style (override ``visit_call``, ``visit_let``, ...) and
-never recurse deeply on the two shapes real programs grow in (TVM's MixedModeVisitor
-design):
+never recurse per node, however deep the program (TVM's MixedModeVisitor design, taken
+to every kind of node):
 
-* dataflow nodes (Call, Tuple, TupleGetItem, RefCreate/RefRead/RefWrite) are expanded
-  with an explicit stack, children before parents, so ``visit_call`` runs after every
-  dataflow argument has been visited and its own ``self.visit(arg)`` calls hit the memo;
-* ``let`` chains are walked in a loop by the default ``visit_let``.  A subclass that
-  overrides ``visit_let`` gets exact recursive semantics instead (its override runs for
-  every let, with the scope state it keeps), so only *its* deep chains recurse.
+* a node whose method is the base class's, and every dataflow node (Call, Tuple,
+  TupleGetItem, RefCreate/RefRead/RefWrite), has its children visited first, with an
+  explicit stack, so its method's own ``self.visit(child)`` calls hit the memo;
+* ``let`` chains are walked in a loop by the default ``visit_let``;
+* a scope method a subclass overrides (``visit_let``, ``visit_if``, ``visit_function``,
+  ``visit_match``) runs before its children, so it can keep context (a scope table, a
+  depth).  Written as a *generator*, ``value = yield child`` visits ``child`` and resumes
+  with its result, on the same explicit stack: no Python frame per nesting level, and an
+  exception raised below reaches the generator where it waits, as it would with
+  recursion.  ``_rebuild_function`` / ``_rebuild_if`` / ``_rebuild_let`` make the node
+  again only when something changed::
 
-Nesting of scopes (a let inside a let's value, a function inside a function, an ``if``
-inside a branch) still recurses, one level per nesting; a RecursionError there becomes a
-clean :class:`RelayError` rather than a crash.
+      def visit_function(self, fn):
+          self.depth += 1
+          try:
+              body = yield fn.body
+          finally:
+              self.depth -= 1
+          return self._rebuild_function(fn, fn.params, body)
+
+  A plain method that calls ``self.visit`` recursively still works, to a few hundred
+  levels; deeper, the RecursionError becomes a :class:`RelayError` naming the construct
+  that nests and its source line (:func:`nesting_error`).
 """
 
 from __future__ import annotations
 
+import weakref
+from collections import Counter
+from types import GeneratorType
 from typing import Any, Callable, Iterator
 
 from ..errors import RelayError
@@ -176,6 +192,72 @@ def _method_name(cls: type) -> str:
     raise RelayError(f"cannot visit a {cls.__name__}: not a Relay expression")
 
 
+# Per functor class: node type -> the children to visit before its method runs (a
+# function of the node), or None to call the method straight away.
+_PLANS: "weakref.WeakKeyDictionary[type, dict[type, Any]]" = weakref.WeakKeyDictionary()
+_LEAVES = (Var, GlobalVar, Constant, MetaRef, Op, Constructor, TempExpr)
+
+
+def _plan(cls: type) -> dict[type, Any]:
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = _PLANS[cls] = {}
+    return plan
+
+
+def _plan_for(cls: type, plan: dict[type, Any], t: type) -> Any:
+    """Children first for a node whose method is the base class's (it reads them from the
+    memo) and for dataflow nodes (the documented order); a scope method a subclass
+    overrides runs first and visits what it wants, in its own context."""
+    name = _method_name(t)
+    if issubclass(t, _LEAVES):
+        children = None
+    elif t in _DATAFLOW:
+        children = expr_children
+    else:
+        names = (name, "visit_clause", "visit_pattern") if name == "visit_match" else (name,)
+        own = all(getattr(cls, n) in _DEFAULT_METHODS for n in names)
+        children = expr_children if own else None
+    plan[t] = children
+    return children
+
+
+# What a too-deep nesting is called in an error message, by node type.
+_NESTING_WORDS = {
+    If: "if/else expressions",
+    Function: "functions (fn inside fn)",
+    Let: "let bindings",
+    Match: "match expressions",
+    Call: "calls",
+    Tuple: "tuples",
+}
+
+
+def nesting_error(who: str, nodes: list[Expr]) -> RelayError:
+    """The error for a program nested deeper than a recursive traversal can follow:
+    names the construct that nests (the kind met most often on the way down, ``nodes``
+    outermost first) and where the outermost of them is."""
+    kinds = Counter(type(n) for n in nodes if type(n) in _NESTING_WORDS)
+    if not kinds:
+        return RelayError(f"{who}: the program is nested too deeply to process")
+    kind, count = kinds.most_common(1)[0]
+    where = next((n.span for n in nodes if type(n) is kind and n.span is not None), None)
+    line = f", the outermost on line {where.line}" if where is not None else ""
+    return RelayError(
+        f"{who}: {_NESTING_WORDS[kind]} nested too deeply (more than {count} levels{line})",
+        where,
+        notes=(
+            "a visitor method that calls self.visit recursively can follow only a few "
+            "hundred levels; written as a generator (`value = yield child`) it has no limit",
+        ),
+    )
+
+
+def _too_deep(functor: Any, nodes: list[Expr]) -> RelayError:
+    name = type(functor).__name__.lstrip("_")
+    return nesting_error(name, nodes)
+
+
 class _Functor:
     """Shared dispatch, memo and stack discipline of ExprVisitor and ExprMutator."""
 
@@ -193,42 +275,95 @@ class _Functor:
         self._outermost = False
         try:
             return self._visit_new(expr)
-        except RecursionError:
-            raise RelayError(
-                f"{type(self).__name__}: the program nests scopes too deeply for a recursive "
-                "visit (an overridden visit_let/visit_function recursing per node); "
-                "override the default let-chain handling less, or use post_order()"
-            ) from None
+        except RecursionError as e:
+            raise _too_deep(self, getattr(e, "relay_nodes", [expr])) from None
         finally:
             self._outermost = True
 
-    def _visit_new(self, expr: Expr) -> Any:
+    def _visit_new(self, root: Expr) -> Any:
+        """Visit ``root`` with an explicit stack (see the module docstring).
+
+        A stack entry is ``(node, state, child)``: state None = not started, True = its
+        children are done (dispatch it now), a generator = its visit method waiting for
+        the result of ``child``.
+        """
         memo = self.memo_map
-        if type(expr) in _DATAFLOW:
-            # Explicit-stack post order over the dataflow part: no recursion per node.
-            stack: list[tuple[Expr, bool]] = [(expr, False)]
-            pop, push = stack.pop, stack.append
-            while stack:
-                node, expanded = pop()
-                if node in memo:
+        plan = _plan(type(self))
+        stack: list[tuple[Expr, Any, Any]] = [(root, None, None)]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node, state, child = pop()
+            try:
+                if state is None:
+                    if node in memo:
+                        continue
+                    children = plan.get(type(node), _MISSING)
+                    if children is _MISSING:
+                        children = _plan_for(type(self), plan, type(node))
+                    if children is not None:
+                        push((node, True, None))
+                        for c in reversed(children(node)):
+                            if c not in memo:
+                                push((c, None, None))
+                        continue
+                    state, send = self._dispatch(node), None
+                elif state is True:
+                    if node in memo:
+                        continue
+                    state, send = self._dispatch(node), None
+                else:
+                    send = self.visit(child)  # a memo hit, through any override of visit
+                if type(state) is not GeneratorType:
+                    memo[node] = self._finish(node, state)
                     continue
-                if expanded:
-                    memo[node] = self._dispatch(node)
-                    continue
-                push((node, True))
-                for child in reversed(_dataflow_children(node)):
-                    if type(child) in _DATAFLOW and child not in memo:
-                        push((child, False))
-            return memo[expr]
-        result = self._dispatch(expr)
-        memo[expr] = result
-        return result
+                self._advance(node, state, send, None, stack)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting generators
+                if isinstance(exc, RecursionError):
+                    exc.relay_nodes = [node, *getattr(exc, "relay_nodes", ())]
+                _unwind(self, stack, exc)
+        return memo[root]
+
+    def _advance(self, node: Expr, gen: Any, send: Any, exc: Any, stack: list) -> None:
+        """Run generator method ``gen`` of ``node`` until it waits for an unvisited child
+        (pushed on ``stack``) or returns (memoized)."""
+        memo = self.memo_map
+        while True:
+            try:
+                child = gen.send(send) if exc is None else gen.throw(exc)
+            except StopIteration as stop:
+                memo[node] = self._finish(node, stop.value)
+                return
+            exc = None
+            if child in memo:
+                send = self.visit(child)
+                continue
+            stack.append((node, gen, child))
+            stack.append((child, None, None))
+            return
 
     def _dispatch(self, expr: Expr) -> Any:
         return getattr(self, _method_name(type(expr)))(expr)
 
+    def _finish(self, expr: Expr, result: Any) -> Any:
+        """The result memoized for ``expr``: a hook for subclasses (typed rewriters)."""
+        return result
+
     def _let_overridden(self, base: type) -> bool:
         return type(self).visit_let is not base.visit_let  # type: ignore[attr-defined]
+
+
+def _unwind(functor: _Functor, stack: list, exc: BaseException) -> None:
+    """Hand ``exc`` to the innermost waiting generator (as a recursive visit would have
+    raised it there); re-raise it when no generator handles it."""
+    while stack:
+        node, state, _child = stack.pop()
+        if type(state) is GeneratorType:
+            try:
+                functor._advance(node, state, None, exc, stack)
+                return
+            except BaseException as again:  # noqa: BLE001
+                exc = again
+    raise exc
 
 
 class ExprVisitor(_Functor):
@@ -384,10 +519,13 @@ class ExprMutator(_Functor):
 
     def visit_function(self, fn: Function) -> Expr:
         params = tuple(self.visit(p) for p in fn.params)
-        body = self.visit(fn.body)
-        if body is fn.body and all(a is b for a, b in zip(params, fn.params)):
-            return fn
-        return Function(params, body, fn.ret_type, fn.type_params, fn.attrs, span=fn.span)
+        return self._rebuild_function(fn, params, self.visit(fn.body))
+
+    @staticmethod
+    def _rebuild_function(old: Function, params: tuple[Expr, ...], body: Expr) -> Expr:
+        if body is old.body and all(a is b for a, b in zip(params, old.params)):
+            return old
+        return Function(params, body, old.ret_type, old.type_params, old.attrs, span=old.span)  # type: ignore[arg-type]
 
     def visit_let(self, let: Let) -> Expr:
         if self._let_overridden(ExprMutator):
@@ -414,11 +552,13 @@ class ExprMutator(_Functor):
 
     def visit_if(self, ite: If) -> Expr:
         cond = self.visit(ite.cond)
-        t = self.visit(ite.true_branch)
-        f = self.visit(ite.false_branch)
-        if cond is ite.cond and t is ite.true_branch and f is ite.false_branch:
-            return ite
-        return If(cond, t, f, span=ite.span)
+        return self._rebuild_if(ite, cond, self.visit(ite.true_branch), self.visit(ite.false_branch))
+
+    @staticmethod
+    def _rebuild_if(old: If, cond: Expr, then: Expr, other: Expr) -> Expr:
+        if cond is old.cond and then is old.true_branch and other is old.false_branch:
+            return old
+        return If(cond, then, other, span=old.span)
 
     def visit_match(self, m: Match) -> Expr:
         data = self.visit(m.data)
@@ -470,7 +610,14 @@ class ExprMutator(_Functor):
         return t.realize()
 
 
+_DEFAULT_METHODS = frozenset(
+    getattr(base, name)
+    for base in (ExprVisitor, ExprMutator)
+    for name in (*_METHOD.values(), "visit_clause", "visit_pattern", "visit_temp_expr")
+)
+
 __all__ = [
+    "nesting_error",
     "ExprVisitor",
     "ExprMutator",
     "post_order",

@@ -16,7 +16,6 @@ with a literal or a name the notebook does not define.
 from __future__ import annotations
 
 import argparse
-import html
 import re
 import time
 from dataclasses import dataclass, field, replace
@@ -234,10 +233,11 @@ class _Bundle:
 
 
 def text_bundle(text: str, css_class: str = "relay-text") -> _Bundle:
-    """Plain text that stays monospaced in JupyterLab and in exported HTML."""
-    return _Bundle(
-        {"text/plain": text, "text/html": f'<pre class="{css_class}">{html.escape(text)}</pre>'}
-    )
+    """Plain text that stays monospaced in JupyterLab and in exported HTML; a long text
+    is cut for display (relay_nb.viz.html.MAX_LINES) with a "show all" for the rest."""
+    from ..viz.html import cut_text, text_html
+
+    return _Bundle({"text/plain": cut_text(text), "text/html": text_html(text, css_class)})
 
 
 @dataclass
@@ -334,14 +334,13 @@ def _show(mod: IRModule, show: str) -> Any:
 
 def _module_view(mod: IRModule) -> Any:
     """The module's rich view (the viz layer's HTML) with the text as the plain fallback."""
-    data = {"text/plain": mod.astext(show_types=False)}
+    from ..viz.html import cut_text, text_html
+
+    text = mod.astext(show_types=False)
     rich = getattr(mod, "_repr_html_", None)
-    data["text/html"] = (
-        rich()
-        if rich is not None
-        else f'<pre class="relay-text">{html.escape(data["text/plain"])}</pre>'
+    return _Bundle(
+        {"text/plain": cut_text(text), "text/html": rich() if rich is not None else text_html(text)}
     )
-    return _Bundle(data)
 
 
 def _viz() -> Any:

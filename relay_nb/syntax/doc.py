@@ -16,6 +16,11 @@ That is all TVM's layout needs (§11 of the text-format note): scopes are braces
 an indented block, everything else is text on one line.  Rendering walks the document
 with an explicit stack, so arbitrarily deep nesting never hits Python's recursion limit,
 and it touches every part once (linear in the size of the output).
+
+Indentation stops growing at :data:`MAX_INDENT` levels: deeper blocks are laid out at
+that level.  Otherwise a program nested n deep (10,000 closures, an ``else`` holding a
+``let`` and an ``if`` in each of n branches) would print in O(n^2) bytes; the braces
+still say where each block ends, and the text parses the same.
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ Line = str | list
 
 _END = object()
 
+MAX_INDENT = 40
+"""Levels of indentation at most (80 spaces with the default indent)."""
+
 
 def render(lines: Iterable[Line], indent: str = "  ") -> str:
     """Lay out top-level ``lines`` (joined by newlines, no trailing newline)."""
@@ -49,6 +57,7 @@ def render(lines: Iterable[Line], indent: str = "  ") -> str:
     breaks = ["\n"]
 
     def brk(level: int) -> str:
+        level = min(level, MAX_INDENT)
         while len(breaks) <= level:
             breaks.append("\n" + indent * len(breaks))
         return breaks[level]
@@ -88,4 +97,4 @@ def render(lines: Iterable[Line], indent: str = "  ") -> str:
     return "".join(out)
 
 
-__all__ = ["Block", "render"]
+__all__ = ["Block", "MAX_INDENT", "render"]

@@ -335,6 +335,22 @@ LETVAL = 2  # the value of a let: may be inlined, but a let / match gets parenth
 
 _ATOMIC = frozenset((Var, GlobalVar, Constant, Op, Constructor, MetaRef))
 _COMMENTED = frozenset((Call, Function, Tuple, TupleGetItem))
+_ONE_LINE = frozenset((Call, Tuple, TupleGetItem, RefCreate, RefRead, RefWrite))  # inline docs are str
+
+
+def _operands(node: Expr, k: type) -> tuple:
+    """The operands of a node of class ``k`` in :data:`_ONE_LINE`."""
+    if k is Call:
+        return (node.op, *node.args)
+    if k is Tuple:
+        return node.fields
+    if k is TupleGetItem:
+        return (node.tuple_value,)
+    if k is RefCreate:
+        return (node.value,)
+    if k is RefRead:
+        return (node.ref,)
+    return (node.ref, node.value)
 _KNOWN = (
     Var, GlobalVar, Constant, Op, Constructor, MetaRef, Call, Tuple, TupleGetItem,
     Function, Let, If, Match, RefCreate, RefRead, RefWrite,
@@ -858,12 +874,40 @@ class _TextPrinter:
         return [head, body, "}"]
 
     def _g_if(self, node: If):
+        """``if (c) {..} else if (c2) {..} else {..}``: an ``if`` that is the else branch
+        continues the chain at the same indentation, as it was written, so a chain of n
+        branches prints in O(n) bytes, not O(n^2)."""
         cond = self.memo.get(node.cond)
         if cond is None:
             cond = yield (node.cond, NOINLINE)
-        then = yield from self._g_scope(node.true_branch)
-        other = yield from self._g_scope(node.false_branch)
-        return ["if (" + cond + ") {", then, "} else {", other, "}"]
+        parts: list = ["if (" + cond + ") {"]
+        while True:
+            parts.append((yield from self._g_scope(node.true_branch)))
+            other = node.false_branch
+            if not self._else_if(other):
+                parts += ["} else {", (yield from self._g_scope(other)), "}"]
+                return parts
+            cond = yield (other.cond, LETVAL)  # inline: else if (equal(%x, 1))
+            parts.append("} else if (" + cond + ") {")
+            node = other
+
+    def _else_if(self, e: Expr) -> bool:
+        """Whether else branch ``e`` can be written ``else if (cond) {``: an ``if`` used only
+        there whose condition prints inline with nothing hoisted before it (an ``else if``
+        has no room for ``%0 = ...;`` lines), i.e. an operator-like node of printed
+        operands."""
+        memo, uses = self.memo, self.uses
+        if _canon(type(e)) is not If or e in memo or uses.get(e, 0) > 1:
+            return False
+        c = e.cond
+        k = _canon(type(c))
+        if k in _ATOMIC or c in memo:
+            return True
+        if k not in _ONE_LINE or uses.get(c, 0) > 1:
+            return False
+        return all(
+            type(o) in _ATOMIC or _canon(type(o)) in _ATOMIC or o in memo for o in _operands(c, k)
+        )
 
     def _g_let(self, let: Let):
         """A let chain written into the current scope; returns the doc of its body."""

@@ -23,7 +23,8 @@ constants compare by value (``add(%x, 1f)`` twice is one node, as TVM's
 
 Input: any well-formed function.  Output: the same function with duplicates merged.
 Invariants kept: values of all expressions; untouched subtrees (same objects); existing
-sharing.  Iterative over ``let`` chains and dataflow graphs.
+sharing.  Iterative over ``let`` chains, dataflow graphs and nesting (the scope methods
+are generators).
 
 Function pass, opt level 3, requires InferType (as TVM's).
 """
@@ -56,10 +57,11 @@ class _CSE(ExprMutator):
         self.added: list[list[Any]] = [[]]  # keys added in each open block
 
     # -- blocks --------------------------------------------------------------------------
-    def _block(self, expr: Expr) -> Expr:
+    def _block(self, expr: Expr) -> Any:
+        """Visit ``expr`` in a block of its own (a generator: ``yield from`` it)."""
         self.added.append([])
         try:
-            return self.visit(expr)
+            return (yield expr)
         finally:
             for key in self.added.pop():
                 del self.table[key]
@@ -86,27 +88,24 @@ class _CSE(ExprMutator):
             return new
         return self._reuse(("proj", new.tuple_value, new.index), new)
 
-    # -- scopes ------------------------------------------------------------------------------
-    def visit_function(self, fn: Function) -> Expr:
+    # -- scopes (generators: nesting depth costs no Python stack) ----------------------------
+    def visit_function(self, fn: Function) -> Any:
         if is_opaque(fn):
             return fn
-        body = self._block(fn.body)
-        if body is fn.body:
-            return fn
-        return Function(fn.params, body, fn.ret_type, fn.type_params, fn.attrs, span=fn.span)
+        body = yield from self._block(fn.body)
+        return self._rebuild_function(fn, fn.params, body)
 
-    def visit_if(self, ite: If) -> Expr:
-        cond = self.visit(ite.cond)
-        then, other = self._block(ite.true_branch), self._block(ite.false_branch)
-        if cond is ite.cond and then is ite.true_branch and other is ite.false_branch:
-            return ite
-        return If(cond, then, other, span=ite.span)
+    def visit_if(self, ite: If) -> Any:
+        cond = yield ite.cond
+        then = yield from self._block(ite.true_branch)
+        other = yield from self._block(ite.false_branch)
+        return self._rebuild_if(ite, cond, then, other)
 
-    def visit_match(self, m: Match) -> Expr:
-        data = self.visit(m.data)
+    def visit_match(self, m: Match) -> Any:
+        data = yield m.data
         clauses = []
         for c in m.clauses:
-            rhs = self._block(c.rhs)
+            rhs = yield from self._block(c.rhs)
             clauses.append(c if rhs is c.rhs else Clause(c.lhs, rhs, span=c.span))
         if data is m.data and all(a is b for a, b in zip(clauses, m.clauses)):
             return m

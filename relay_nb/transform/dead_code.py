@@ -19,12 +19,14 @@ Invariants kept: the program's value and its reference effects (divergence and r
 errors of a dropped pure value aside, as in TVM); DAG sharing; untouched subtrees (same
 objects).  A recursive ``let`` whose variable is used only in its own value is kept
 (its count includes that use), and is never inlined.
-Iterative over ``let`` chains and dataflow graphs.
+Iterative over ``let`` chains, dataflow graphs and nesting.
 
 Function pass, opt level 1, as TVM's.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ..analysis.effects import Effects
 from ..analysis.structure import use_children as _children
@@ -92,21 +94,22 @@ class _DeadCode(ExprMutator):
             and var not in _free_in(value)
         )
 
-    def visit_let(self, let: Let) -> Expr:
+    def visit_let(self, let: Let) -> Any:
         # The chain in a loop (chains can be 100,000 deep); decisions inner to outer,
-        # after the body, so a binding used only by dead ones is dead too.
+        # after the body, so a binding used only by dead ones is dead too.  A generator
+        # (``yield e`` visits e), so lets nested in values cost no Python stack either.
         chain: list[tuple[Let, bool]] = []  # (let, inlined?)
         node: Expr = let
         while True:
             inline = self.inline_once and self._inlinable(node)
             if inline:
-                self.subst[node.var] = self.visit(node.value)  # let %x = v; e[%x] -> e[v]
+                self.subst[node.var] = yield node.value  # let %x = v; e[%x] -> e[v]
                 self.inlined[node.var] = node.value
             chain.append((node, inline))
             node = node.body
             if type(node) is not Let or node in self.memo_map:
                 break
-        body = self.visit(node)
+        body = yield node
         memo = self.memo_map
         for old, inlined in reversed(chain):
             if inlined:
@@ -114,7 +117,7 @@ class _DeadCode(ExprMutator):
             elif self.count.get(old.var, 0) == 0 and (self.pure or not self.fx.writes(old.value)):
                 self._release(old.value)  # let %x = v; e  ->  e   (%x unused)
             else:
-                value = self.visit(old.value)
+                value = yield old.value
                 if value is not old.value or body is not old.body:
                     body = Let(old.var, value, body, span=old.span)
                 else:

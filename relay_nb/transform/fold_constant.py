@@ -23,6 +23,8 @@ untouched subtrees are the same objects; a DAG stays a DAG; no recursion per nod
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..analysis.effects import Effects
@@ -76,17 +78,18 @@ class ConstantFolder(TypedMutator):
         self.interp = Interpreter(mod)
         self.effects = Effects(mod, *extra)
 
-    def visit_let(self, let: Let) -> Expr:
+    # visit_let and visit_if are generators (``yield e`` visits e): nesting costs no stack.
+    def visit_let(self, let: Let) -> Any:
         # let %x = c; e  ->  e[c/%x]: the var's memo entry *is* the substitution.
         memo, chain, node = self.memo_map, [], let
         while True:
-            value = self.visit(node.value)
+            value = yield node.value
             memo[node.var] = value if type(value) is Constant else node.var
             chain.append((node, value))
             node = node.body
             if type(node) is not Let or node in memo:
                 break
-        body = self.visit(node)
+        body = yield node
         for old, value in reversed(chain):
             if type(value) is not Constant:
                 if value is not old.value or body is not old.body:
@@ -97,12 +100,13 @@ class ConstantFolder(TypedMutator):
             memo[old] = body
         return body
 
-    def visit_if(self, ite: If) -> Expr:
-        cond = self.visit(ite.cond)
+    def visit_if(self, ite: If) -> Any:
+        cond = yield ite.cond
         if type(cond) is Constant and cond.data.ndim == 0:
             # if (True) { a } else { b }  ->  a
-            return self.visit(ite.true_branch if bool(cond.data) else ite.false_branch)
-        return super().visit_if(ite)
+            return (yield ite.true_branch if bool(cond.data) else ite.false_branch)
+        then = yield ite.true_branch
+        return self._rebuild_if(ite, cond, then, (yield ite.false_branch))
 
     def visit_tuple_getitem(self, t: TupleGetItem) -> Expr:
         new = super().visit_tuple_getitem(t)

@@ -146,7 +146,12 @@ class Pass:
         ctx = PassContext.current()
         if not ctx._before(mod, self.info):
             return mod
-        result = self.transform_module(mod, ctx)
+        try:
+            result = self.transform_module(mod, ctx)
+        except RecursionError as e:  # a recursive helper (a user's pass): no crash, a RelayError
+            from ..ir.functor import nesting_error
+
+            raise nesting_error(self.info.name, getattr(e, "relay_nodes", [])) from None
         if not isinstance(result, IRModule):
             raise RelayError(f"pass {self.info.name} returned {type(result).__name__}, not an IRModule")
         ctx._after(result, self.info)

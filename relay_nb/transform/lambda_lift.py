@@ -33,6 +33,7 @@ Module pass, opt level 1, as TVM's.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from ..analysis.free_vars import free_vars
 from ..analysis.structure import is_opaque
@@ -79,14 +80,16 @@ class _Lifter(ExprMutator):
         self.taken.add(name)
         return name
 
-    def visit_function(self, fn: Function) -> Expr:
+    def visit_function(self, fn: Function) -> Any:
+        # A generator (``yield e`` visits e): nested functions cost no Python stack.
         if is_opaque(fn):
             return fn
         self.depth += 1
         try:
-            new = super().visit_function(fn)  # inner functions are lifted first
+            body = yield fn.body  # inner functions are lifted first
         finally:
             self.depth -= 1
+        new = self._rebuild_function(fn, fn.params, body)
         if self.depth == 0:
             return new  # the global function itself
         return self._lift(fn, new)

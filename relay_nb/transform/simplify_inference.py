@@ -20,6 +20,8 @@ subtrees are the same objects; the result is re-type-checked; no recursion per n
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..ir.expr import Call, Expr, Function, Op, Tuple, TupleGetItem, const
 from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
@@ -105,8 +107,11 @@ class _Simplifier(ExprMutator):
             return value.fields[new.index]  # (a, b).0 -> a
         return new
 
-    def visit_function(self, fn: Function) -> Expr:
-        return fn if fn.is_primitive else super().visit_function(fn)
+    def visit_function(self, fn: Function) -> Any:
+        if fn.is_primitive:
+            return fn
+        # A generator (``yield e`` visits e): nested functions cost no Python stack.
+        return self._rebuild_function(fn, fn.params, (yield fn.body))
 
 
 class SimplifyInference(FunctionPass):

@@ -19,12 +19,14 @@ running the pass again changes nothing (a new binding starts a block, which may 
 a node's uses, so the pass repeats until nothing more is bound).  A-normal form and
 tree-shaped programs come back as the same objects.  Invariants kept: the meaning, the
 order of reference effects, existing ``let``s, untouched subtrees (same objects),
-opaque functions.  Iterative over ``let`` chains and dataflow graphs.
+opaque functions.  Iterative over ``let`` chains, dataflow graphs and nesting.
 
 Opt level 1, as TVM's (a module pass there, converting each function; a FunctionPass here).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ..analysis.blocks import Blocks
 from ..analysis.effects import Effects
@@ -58,9 +60,17 @@ class _Rebuild(ExprMutator):
         self.b = blocks
         self.lists: dict[int, list[tuple[int, Var, Expr]]] = {}
 
-    def in_block(self, block: int, expr: Expr) -> Expr:
-        self.lists[block] = []
+    def run(self, expr: Expr) -> Expr:
+        """``expr`` rebuilt as the root block (block 0)."""
+        self.lists[0] = []
         new = self.visit(expr)
+        return self._wrap(self.lists.pop(0), new)
+
+    def in_block(self, block: int, expr: Expr) -> Any:
+        """Visit ``expr`` as ``block`` (a generator, as the scope methods below are:
+        ``yield e`` visits e, so nesting costs no Python stack)."""
+        self.lists[block] = []
+        new = yield expr
         return self._wrap(self.lists.pop(block), new)
 
     def _bound(self, old: Expr, new: Expr) -> Expr:
@@ -99,45 +109,46 @@ class _Rebuild(ExprMutator):
         return self._bound(n, super().visit_ref_write(n))
 
     # scopes
-    def visit_function(self, fn: Function) -> Expr:
+    def visit_function(self, fn: Function) -> Any:
         if is_opaque(fn):
             return self._bound(fn, fn)
-        body = self.in_block(self.b.subs[fn][0], fn.body)
+        body = yield from self.in_block(self.b.subs[fn][0], fn.body)
         if body is not fn.body:
             fn = Function(fn.params, body, fn.ret_type, fn.type_params, fn.attrs, span=fn.span)
         return self._bound(fn, fn)
 
-    def visit_if(self, ite: If) -> Expr:
-        cond = self.visit(ite.cond)
+    def visit_if(self, ite: If) -> Any:
+        cond = yield ite.cond
         a, b = self.b.subs[ite]
-        then, other = self.in_block(a, ite.true_branch), self.in_block(b, ite.false_branch)
+        then = yield from self.in_block(a, ite.true_branch)
+        other = yield from self.in_block(b, ite.false_branch)
         if cond is ite.cond and then is ite.true_branch and other is ite.false_branch:
             return self._bound(ite, ite)
         return self._bound(ite, If(cond, then, other, span=ite.span))
 
-    def visit_match(self, m: Match) -> Expr:
-        data = self.visit(m.data)
+    def visit_match(self, m: Match) -> Any:
+        data = yield m.data
         clauses = []
         for c, block in zip(m.clauses, self.b.subs[m]):
-            rhs = self.in_block(block, c.rhs)
+            rhs = yield from self.in_block(block, c.rhs)
             clauses.append(c if rhs is c.rhs else Clause(c.lhs, rhs, span=c.span))
         if data is m.data and all(a is b for a, b in zip(clauses, m.clauses)):
             return self._bound(m, m)
         return self._bound(m, Match(data, tuple(clauses), m.complete, span=m.span))
 
-    def visit_let(self, let: Let) -> Expr:
+    def visit_let(self, let: Let) -> Any:
         # The chain in a loop (100,000-deep chains); each let's body is a block.
         chain: list[tuple[Let, Expr, int]] = []
         node: Expr = let
         while True:
-            value = self.visit(node.value)
+            value = yield node.value
             block = self.b.subs[node][0]
             self.lists[block] = []
             chain.append((node, value, block))
             node = node.body
             if type(node) is not Let or node in self.memo_map or node in self.b.cross:
                 break
-        body = self.visit(node)
+        body = yield node
         for old, value, block in reversed(chain):
             body = self._wrap(self.lists.pop(block), body)
             if value is not old.value or body is not old.body:
@@ -164,7 +175,7 @@ def to_basic_block_normal_form(expr: Expr, effects: Effects | None = None) -> Ex
         blocks = Blocks(expr, fx)
         if not blocks.cross:
             return expr
-        expr = _Rebuild(blocks).in_block(0, expr)
+        expr = _Rebuild(blocks).run(expr)
 
 
 class ToBasicBlockNormalForm(FunctionPass):

@@ -23,12 +23,14 @@ Kept as ``let``s, where TVM's pass (which assumes a pure program) would inline:
 Invariants kept: the value of every expression (divergence and run-time errors aside:
 an unused pure value disappears, as in TVM); the order of reference effects; untouched
 subtrees come back as the same objects; a module with nothing to inline comes back
-unchanged.  Iterative over ``let`` chains and dataflow (100,000-deep chains are fine).
+unchanged.  Iterative over ``let`` chains, dataflow and nesting (100,000-deep chains are fine).
 
 Function pass, opt level 1, as TVM's.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ..analysis.effects import Effects
 from ..ir.expr import Expr, Function, Let, Var
@@ -49,12 +51,13 @@ class _ToGraph(ExprMutator):
         self.seen_vars.add(var)
         return self.subst.get(var, var)
 
-    def visit_let(self, let: Let) -> Expr:
-        # The whole chain in a loop: ``let`` chains can be 100,000 deep.
+    def visit_let(self, let: Let) -> Any:
+        # The whole chain in a loop: ``let`` chains can be 100,000 deep; a generator
+        # (``yield e`` visits e), so lets nested in values cost no Python stack either.
         chain: list[tuple[Let, Expr | None]] = []  # (let, new value if kept)
         node: Expr = let
         while True:
-            value = self.visit(node.value)
+            value = yield node.value
             recursive = node.var in self.seen_vars  # seen while visiting its own value
             if recursive or self.fx.touches_refs(value):  # the rewritten value: more precise
                 chain.append((node, value))
@@ -64,7 +67,7 @@ class _ToGraph(ExprMutator):
             node = node.body
             if type(node) is not Let or node in self.memo_map:
                 break
-        body = self.visit(node)
+        body = yield node
         for old, value in reversed(chain):
             if value is not None:
                 if value is not old.value or body is not old.body:

@@ -6,6 +6,8 @@ A type-preserving rewrite (folding, simplifying, fusing) can copy each replaced 
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..ir.expr import Expr, Function, Let
 from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
@@ -28,8 +30,7 @@ class TypedMutator(ExprMutator):
     """An ExprMutator whose rebuilt nodes keep the ``checked_type`` of the nodes they replace
     (for type-preserving rewrites) and which leaves primitive functions alone."""
 
-    def _dispatch(self, expr: Expr) -> Expr:
-        new = super()._dispatch(expr)
+    def _finish(self, expr: Expr, new: Expr) -> Expr:
         if (
             new is not expr
             and isinstance(new, Expr)
@@ -46,8 +47,11 @@ class TypedMutator(ExprMutator):
             new.set_checked_type(old._checked_type)
         return new
 
-    def visit_function(self, fn: Function) -> Expr:
-        return fn if fn.is_primitive else super().visit_function(fn)
+    def visit_function(self, fn: Function) -> Any:
+        if fn.is_primitive:
+            return fn
+        params = tuple(self.visit(p) for p in fn.params)  # variables: no recursion
+        return self._rebuild_function(fn, params, (yield fn.body))
 
 
 __all__ = ["TypedMutator", "ensure_typed"]

@@ -25,7 +25,14 @@ from .highlight import tokens
 from .labels import type_of
 
 MAX_LINES = 2000
+"""A display shows at most this many lines of text (highlighted) ..."""
 MAX_CHARS = 400_000
+"""... and at most this many characters (deeply nested programs have long lines)."""
+SHOW_ALL_CHARS = 200_000
+"""What a cut display does with the rest: at most this many characters go along, plain,
+in a collapsed ``<details>`` ("show all"); more than that stays in the kernel and the
+display says how to get it (``print(mod)``, ``mod.astext()``), so a huge program never
+sends megabytes to the browser."""
 
 _CSS = {
     "keyword": "color:var(--jp-mirror-editor-keyword-color,#008000);font-weight:bold",
@@ -82,7 +89,8 @@ def to_html(
     if isinstance(obj, Type):
         from ..typing.text import type_text
 
-        return _wrap(_spans(type_text(obj), {}, {}, 0, max_lines, line_id_prefix))
+        kept, rest = cut(type_text(obj), max_lines)
+        return _wrap(_spans(kept, {}, {}, 0, line_id_prefix), rest)
     if not isinstance(obj, (Expr, IRModule)):
         return _wrap(html.escape(str(obj)))
     from ..util import paused_gc
@@ -112,8 +120,9 @@ def to_html(
             # str(expr) has no version header: neither does its display.
             text = text.split("\n", 1)[1] if "\n" in text else ""
             skip = 1
-        body = _spans(text, titles, at, skip, max_lines, line_id_prefix)
-    return _wrap(body)
+        kept, rest = cut(text, max_lines)
+        body = _spans(kept, titles, at, skip, line_id_prefix)
+    return _wrap(body, rest)
 
 
 def _node_title(node: Any) -> str:
@@ -129,20 +138,24 @@ def _node_title(node: Any) -> str:
     return title
 
 
-def _spans(text: str, titles: dict, at: dict, skip: int, max_lines: int, line_prefix) -> str:
-    """The tokens of ``text`` as HTML spans (``skip``: lines dropped before ``text``)."""
+def cut(text: str, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) -> tuple[str, str]:
+    """``text`` split into what a display shows (at most ``max_lines`` lines and about
+    ``max_chars`` characters, at least one line) and the rest ('' when nothing is cut)."""
+    if len(text) <= max_chars and text.count("\n") < max_lines:
+        return text, ""
     lines = text.split("\n")
-    keep = min(len(lines), max_lines)
-    # Deeply nested programs have long (indented) lines: bound the characters too.
-    size = 0
-    for i in range(keep):
-        size += len(lines[i]) + 1
-        if size > MAX_CHARS:
-            keep = max(i, 1)
-            break
-    more = len(lines) - keep
-    if more > 0:
-        text = "\n".join(lines[:keep])
+    keep, size = 0, 0
+    while keep < min(len(lines), max_lines) and size + len(lines[keep]) < max_chars:
+        size += len(lines[keep]) + 1
+        keep += 1
+    keep = max(keep, 1)
+    if keep >= len(lines):
+        return text, ""
+    return "\n".join(lines[:keep]), "\n".join(lines[keep:])
+
+
+def _spans(text: str, titles: dict, at: dict, skip: int, line_prefix) -> str:
+    """The tokens of ``text`` as HTML spans (``skip``: lines dropped before ``text``)."""
     prefix = html.escape(line_prefix, quote=True) if line_prefix is not None else None
     line = 1 + skip
     out: list[str] = [f'<span id="{prefix}{line}">'] if prefix is not None else []
@@ -171,32 +184,48 @@ def _spans(text: str, titles: dict, at: dict, skip: int, max_lines: int, line_pr
                 out.append(f"<span{attrs}>{value}</span>" if attrs else value)
     if prefix is not None:
         out.append("</span>")
-    if more > 0:
-        out.append(
-            f'\n<span style="{_CSS["comment"]}">// \u2026 {more} more lines '
-            "(print() shows the whole program)</span>"
-        )
     return "".join(out)
 
 
-def _wrap(body: str) -> str:
-    return f'<div class="relay-nb-text"><pre style="{_PRE}">{body}</pre></div>'
+def _wrap(body: str, rest: str = "") -> str:
+    return f'<div class="relay-nb-text"><pre style="{_PRE}">{body}</pre>{_tail(rest)}</div>'
+
+
+def _tail(rest: str) -> str:
+    """What follows a display cut before ``rest``: a note, and the rest itself in a
+    collapsed ``<details>`` when it is small enough (see :data:`SHOW_ALL_CHARS`)."""
+    if not rest:
+        return ""
+    note = f"\u2026 {rest.count(chr(10)) + 1} more lines ({len(rest):,} characters) not shown"
+    if len(rest) <= SHOW_ALL_CHARS:
+        return (
+            f'<details><summary style="{_CSS["comment"]}">{note}: show all</summary>'
+            f'<pre style="{_PRE}">{html.escape(rest, quote=False)}</pre></details>'
+        )
+    return (
+        f'<div style="{_CSS["comment"]}">{note}: print(mod) or mod.astext() gives the whole '
+        "text, relay.viz.html.to_html(mod, max_lines=...) a longer view</div>"
+    )
+
+
+def text_html(text: str, css_class: str = "relay-text") -> str:
+    """Plain ``text`` as a monospaced ``<pre>``, cut as the IR displays are."""
+    kept, rest = cut(text)
+    pre = f'<pre class="{css_class}">{html.escape(kept)}</pre>'
+    return pre if not rest else f"<div>{pre}{_tail(rest)}</div>"
 
 
 def plain_text(obj: Any, max_lines: int = MAX_LINES) -> str:
     """``str(obj)``, cut to ``max_lines`` lines (and ``MAX_CHARS`` characters) for display."""
-    text = str(obj)
-    if len(text) <= MAX_CHARS and text.count("\n") < max_lines:
+    return cut_text(str(obj), max_lines)
+
+
+def cut_text(text: str, max_lines: int = MAX_LINES) -> str:
+    """``text`` cut for a ``text/plain`` display, with a last line saying what is left out."""
+    kept, rest = cut(text, max_lines)
+    if not rest:
         return text
-    lines = text.split("\n")
-    keep, size = 0, 0
-    while keep < min(len(lines), max_lines) and size + len(lines[keep]) < MAX_CHARS:
-        size += len(lines[keep]) + 1
-        keep += 1
-    keep = max(keep, 1)
-    if keep >= len(lines):
-        return text
-    return "\n".join(lines[:keep]) + f"\n// \u2026 {len(lines) - keep} more lines"
+    return kept + f"\n// \u2026 {rest.count(chr(10)) + 1} more lines"
 
 
 def repr_html(obj: Any) -> str:
@@ -226,4 +255,4 @@ def mimebundle(obj: Any, include: Any = None, exclude: Any = None) -> dict:
     return bundle
 
 
-__all__ = ["mimebundle", "plain_text", "repr_html", "to_html"]
+__all__ = ["cut", "cut_text", "mimebundle", "plain_text", "repr_html", "text_html", "to_html"]
