@@ -191,7 +191,7 @@ def test_regions_named_by_the_user():
     paths = _paths(h)
     assert paths["log"] == paths["tanh"] and paths["log"].endswith("/post/mid")
     assert h.groups[paths["log"]].kind == "region"
-    assert paths["exp"] != paths["log"]
+    assert not paths["exp"].endswith("/post/mid") and not paths["sqrt"].endswith("/post/mid")
     with pytest.raises(relay.RelayError):
         relay.viz.hierarchy(fn, regions=["post"])
 
@@ -392,3 +392,24 @@ console.log(JSON.stringify({ views, found }));
         assert js["edges"] == sorted(f"{a}>{b}>{n}" for (a, b), n in v.edges.items())
     for q, keys in zip(queries, got["found"]):
         assert keys == [m.id for m in h.search(q)], q
+
+
+def test_a_weight_read_by_every_layer_names_no_module():
+    """An attention mask read in every layer (and an input named with "_") stays out of the
+    module paths; the op comparing it joins the layer that uses the result."""
+    x = relay.var("x", shape=(2, 2))
+    mask = relay.var("attn_mask", shape=(2, 2))
+    y = x
+    for i in range(3):
+        w = relay.var(f"h.{i}.attn.weight", shape=(2, 2))
+        s = relay.nn.dense(y, w)
+        y = relay.where(relay.greater(mask, relay.const(0.0)), s, y)
+    h = relay.viz.hierarchy(relay.IRModule.from_expr(relay.Function(relay.analysis.free_vars(y), y)))
+    greater = [i for i, n in h.nodes.items() if n.label == "greater"]
+    assert sorted(h.path(i) for i in greater) == [f"/@main/h/{i}" for i in range(3)]
+    assert h.path(h.find(mask)) == "/@main/h"
+    from relay_nb.viz.hierarchy import var_module_path
+
+    assert var_module_path("input_ids") == () and var_module_path("attn_mask") == ()
+    assert var_module_path("bn_data_moving_var") == (("bn", "_"), ("data", "_"))
+    assert var_module_path("layer1.0.downsample.1.running_mean") == tuple((p, ".") for p in ("layer1", "0", "downsample", "1"))

@@ -38,6 +38,9 @@ from .model import Graph, NodeInfo
 
 # Suffixes naming a parameter inside its module (dropped from a weight's module path).
 PARAM_SUFFIXES = ("moving_mean", "moving_var", "running_mean", "running_var", "num_batches_tracked")
+# In a name split at "_" (TVM's zoo: stage1_unit1_conv1_weight) the last word must be
+# one of these, so that input_ids or attn_mask name no module.
+UNDERSCORE_PARAMS = ("weight", "bias", "gamma", "beta", "scale", "kernel", "mean", "var", "alpha")
 WIDE = 40  # a group with more direct nodes than this is cut into runs
 RUN = 32  # the length of a run
 TOP_BUDGET = 40  # the first view expands groups while at most this many items show
@@ -353,22 +356,32 @@ class _Grouper:
                 name[i] = ()  # a function heads its own scope's group
                 continue
             same = [p for p in preds[i] if cluster[p] == cluster[i]]
-            weights = [own[p] for p in same if p in own and nodes[p].kind in _ATOMS]
+            # A weight read by one op names its module; one read by many (an attention
+            # mask every layer reads, tied embeddings) names none of them.
+            weights = [own[p] for p in same if p in own and nodes[p].kind in _ATOMS and len(succs[p]) == 1]
             if weights:
                 name[i] = _common(weights)
                 named.add(i)
                 continue
-            best: tuple = ()
-            for p in same:
-                if p not in name:
+            # The most specific module among its inputs'; on a tie the latest computed
+            # (a residual add joins the block that just ran, not the one before).
+            best: Optional[tuple] = None
+            for p in sorted(same, key=_index):
+                if p not in name or nodes[p].kind in _ATOMS:
                     continue
                 cand = name[p][:-1] if p in named else name[p]
-                if len(cand) >= len(best):
+                if best is None or len(cand) >= len(best):
                     best = cand
-            name[i] = best
+            if best is not None:
+                name[i] = best
+            # else: it reads only inputs (a mask compared with 0): placed by its users
         for i in reversed(order):
             if i not in name:
-                users = [name.get(u, ()) for u in succs[i] if cluster[u] == cluster[i]]
+                # An unnamed input joins its users' module; an op reading only inputs
+                # joins the module enclosing its users' (as a relu does after a conv).
+                up = nodes[i].kind not in _ATOMS
+                users = [name.get(u, ())[:-1] if up and u in named else name.get(u, ())
+                         for u in succs[i] if cluster[u] == cluster[i]]  # fmt: skip
                 name[i] = _common(users) if users else ()
         return self._assemble(order, name)
 
@@ -490,11 +503,14 @@ def _common(paths: list[tuple]) -> tuple:
 def var_module_path(name: str) -> tuple:
     """The module a weight belongs to, from its name: ``layer1.0.conv1.weight`` ->
     ``(("layer1", "."), ("0", "."), ("conv1", "."))``; ``stage1_unit1_bn1_moving_var`` ->
-    ``stage1 / unit1 / bn1``; a one-word name (``data``) -> ``()``."""
+    ``stage1 / unit1 / bn1``; a one-word name (``data``) or an ``_`` name not ending in a
+    parameter word (``input_ids``) -> ``()``."""
     for sep in ("/", ".", "_"):
         if sep in name.strip(sep):
             break
     else:
+        return ()
+    if sep == "_" and name.rsplit("_", 1)[-1] not in UNDERSCORE_PARAMS:
         return ()
     stem = name
     for suffix in PARAM_SUFFIXES:
