@@ -46,6 +46,17 @@ _TIMED_CLICK = """(el) => {
 }"""
 
 
+def _conv_reading(weight: str) -> str:
+    """The node id of the conv reading ``weight`` (ids are the same in every run)."""
+    import relay_nb as relay
+
+    mod, _ = relay.testing.resnet.get_workload(num_layers=50)
+    h = relay.viz.hierarchy(mod)
+    (param,) = [p for p in mod["main"].params if p.name_hint == weight]
+    (conv,) = [t for s, t in h.edges if s == h.find(param)]
+    return conv
+
+
 @pytest.fixture(scope="module")
 def browser():
     reason = ensure_browser()
@@ -101,10 +112,10 @@ def test_explore_a_zoo_model_in_jupyterlab(browser, tmp_path):
         ex.screenshot(path=str(OUT / "explore_first_view.png"))
 
         # Expand a group in place.
-        stage2 = ex.locator('.relay-ex-group[data-key="/@main/stage2"]')
-        timings["toggle ms"] = stage2.evaluate(_TIMED_CLICK)
-        ex.locator('.relay-ex-group[data-key="/@main/stage2/unit1"]').wait_for()
-        ex.locator('.relay-ex-cluster[data-key="/@main/stage2"]').wait_for()
+        unit = ex.locator('.relay-ex-group[data-key="/@main/stage2/unit1"]')
+        timings["toggle ms"] = unit.evaluate(_TIMED_CLICK)
+        ex.locator('.relay-ex-group[data-key="/@main/stage2/unit1/conv1"]').wait_for()
+        ex.locator('.relay-ex-cluster[data-key="/@main/stage2/unit1"]').wait_for()
         assert int(ex.get_attribute("data-items")) > items
 
         # Search a weight by name: its groups open and the view jumps to it.
@@ -139,12 +150,18 @@ def test_explore_a_zoo_model_in_jupyterlab(browser, tmp_path):
         fitted = _scale(ex)
         assert fitted != pytest.approx(before)
 
-        # Select the node: its line in the text view is selected and scrolled to.
-        current.evaluate(_TIMED_CLICK)
+        # The jump selected the weight (its line is the def's parameter list); clicking
+        # the conv reading it selects the conv's line.
         selected = ex.locator(".relay-ex-line-selected")
         selected.first.wait_for()
         assert WEIGHT in selected.first.inner_text()
-        assert "relay-ex-selected" in (current.get_attribute("class") or "")
+        conv = ex.locator(f'.relay-ex-node[data-key="{_conv_reading(WEIGHT)}"]')
+        conv.evaluate(_TIMED_CLICK)
+        page.wait_for_function(
+            "(el) => el.classList.contains('relay-ex-selected')", arg=conv.element_handle()
+        )
+        line = selected.first.inner_text()
+        assert "nn.conv2d(" in line and WEIGHT in line, line
         ex.screenshot(path=str(OUT / "explore_search_select.png"))
 
         # "b" goes back to the view before the search jump: the conv2 group closes again.

@@ -235,11 +235,14 @@ function render({ model, el: root }) {
     if (cur && itemEls.get(cur.key)) itemEls.get(cur.key).classList.add("relay-ex-current");
   }
 
-  function fit() {
+  // The whole graph in view; with `width`, fit its width only (a tall model opens
+  // readable at its top, not shrunk to a thin strip).
+  function fit(width) {
     if (!layout) return;
     const W = stage.clientWidth || 800;
     const H = stage.clientHeight || 500;
-    const k = Math.min(W / (layout.width + 20), H / (layout.height + 20), 1.5);
+    const kw = W / (layout.width + 20);
+    const k = Math.min(width === true ? Math.max(kw, 0.05) : Math.min(kw, H / (layout.height + 20)), 1.2);
     t = { k, x: (W - layout.width * k) / 2, y: 10 };
     applyTransform();
   }
@@ -332,8 +335,13 @@ function render({ model, el: root }) {
     saveOpen();
   }
 
+  let lastQuery = null;
+  let searchTimer = null;
   function runSearch() {
+    clearTimeout(searchTimer);
     const q = search.value;
+    if (q === lastQuery) return;
+    lastQuery = q;
     matches = searchModel(m, q);
     current = -1;
     results.replaceChildren();
@@ -356,7 +364,7 @@ function render({ model, el: root }) {
   function onKey(event) {
     if (event.key === "Enter") {
       event.preventDefault();
-      if (event.target === search && (!matches.length || search.value !== model.get("query"))) runSearch();
+      if (event.target === search) runSearch();
       jump(event.shiftKey ? current - 1 : current + 1);
     } else if (event.target !== search && (event.key === "n" || event.key === "N")) {
       jump(event.key === "N" ? current - 1 : current + 1);
@@ -371,7 +379,6 @@ function render({ model, el: root }) {
   }
 
   // -- events ---------------------------------------------------------------------------
-  let searchTimer = null;
   search.addEventListener("input", () => {
     clearTimeout(searchTimer);
     searchTimer = setTimeout(runSearch, 120);
@@ -380,7 +387,7 @@ function render({ model, el: root }) {
   stage.addEventListener("keydown", onKey);
   buttons.next.addEventListener("click", () => jump(current + 1));
   buttons.prev.addEventListener("click", () => jump(current - 1));
-  buttons.fit.addEventListener("click", fit);
+  buttons.fit.addEventListener("click", () => fit());
   buttons.zin.addEventListener("click", () => zoomBy(1.25));
   buttons.zout.addEventListener("click", () => zoomBy(0.8));
   buttons.all.addEventListener("click", () => {
@@ -476,6 +483,7 @@ function render({ model, el: root }) {
     for (const n of m.nodes) n.hl = (data.nodes[n.i] || [])[11] === 1;
     computeHot();
     cache = new Map();
+    lastQuery = null;
     setOpenFromModel();
     const depth = m.groups.reduce((d, g) => Math.max(d, g.depth + 1), 0);
     level.replaceChildren(el("option", "", "level\u2026"));
@@ -490,7 +498,7 @@ function render({ model, el: root }) {
     drawText();
     draw();
     showInfo(null);
-    requestAnimationFrame(fit);
+    requestAnimationFrame(() => fit(true));
     if (model.get("query")) {
       search.value = model.get("query");
       runSearch();
