@@ -129,7 +129,7 @@ function clipText(text, n) {
 function itemBox(m, info) {
   if (info.group) {
     const g = m.groups[info.index];
-    const lines = [clipText(g.label, 36), g.ops ? `${g.ops} ops` : `${g.size} nodes`];
+    const lines = [clipText(g.label, 36), g.ops ? `${g.ops} op${g.ops === 1 ? "" : "s"}` : `${g.size} nodes`];
     return { lines, w: Math.max(...lines.map((s) => s.length)) * CHAR_W + 26, h: 36 };
   }
   const n = m.nodes[info.index];

@@ -19,7 +19,7 @@ GROUP_FILL = {"fused": "#fff3e0", "global": "#e8eaf6", "function": "#e3f2fd", "r
 
 def group_text(group: Any) -> str:
     """The two lines a collapsed group shows: its name, then what it holds."""
-    what = f"{group.ops} ops" if group.ops else f"{group.size} nodes"
+    what = f"{group.ops} op{'' if group.ops == 1 else 's'}" if group.ops else f"{group.size} nodes"
     return f"{clip(group.label, 40)}\n{what}"
 
 
