@@ -458,8 +458,10 @@ function render({ model, el: root }) {
       // background is where one pans and clicks between its nodes).
       if (!open.has(g) || event.target.classList.contains("relay-ex-cluster-label")) toggle(g);
     } else {
+      clicked = true; // the node is in view: selecting it must not move the view
       model.set("selected", model.get("selected") === key ? "" : key);
       model.save_changes();
+      clicked = false;
     }
   });
   viewport.addEventListener("dblclick", (event) => {
@@ -497,6 +499,10 @@ function render({ model, el: root }) {
     title.style.display = title.textContent ? "" : "none";
     drawText();
     draw();
+    // A small program gets a small stage (the stepper shows two side by side).
+    const h = `${Math.round(Math.max(180, Math.min(560, layout.height + 40)))}px`;
+    stage.style.height = h;
+    side.style.height = layout.height + 40 < 400 ? "" : h;
     showInfo(null);
     requestAnimationFrame(() => fit(true));
     if (model.get("query")) {
@@ -505,6 +511,7 @@ function render({ model, el: root }) {
     }
   }
 
+  let clicked = false;
   const onExpanded = () => {
     const ids = new Set(model.get("expanded") || []);
     const mine = new Set([...open].map((g) => m.groups[g].id));
@@ -526,7 +533,7 @@ function render({ model, el: root }) {
       draw();
       saveOpen();
     }
-    if (sel && itemEls.has(sel)) zoomTo(sel);
+    if (sel && itemEls.has(sel) && !clicked) zoomTo(sel);
     showInfo(sel || null);
   };
   const onQuery = () => {

@@ -83,6 +83,24 @@ class GraphExplorer(anywidget.AnyWidget):
         self.selected = node_id
 
     @property
+    def nodes(self) -> dict[str, dict]:
+        """``{node id: info}`` as the front end has it (label, kind, type, attrs, lines,
+        group path, highlighted), like :attr:`GraphInspector.nodes`."""
+        groups = self.data.get("groups", [])
+        out = {}
+        for row in self.data.get("nodes", ()):
+            node_id, label, kind, group, typ, attrs, line, end, _fill, op, uses, hl = row
+            out[node_id] = {"label": label, "kind": kind, "type": typ, "attrs": attrs,
+                            "line": line, "end_line": end, "op": bool(op), "uses": uses,
+                            "highlighted": bool(hl), "path": groups[group][0] if group >= 0 else ""}  # fmt: skip
+        return out
+
+    @property
+    def text(self) -> str:
+        """The printed program the text view shows."""
+        return self.data.get("text", "")
+
+    @property
     def selected_lines(self) -> Optional[tuple[int, int]]:
         """The lines of the printed program the selected node spans."""
         for row in self.data.get("nodes", ()):

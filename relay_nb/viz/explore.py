@@ -68,6 +68,8 @@ def explore(
     highlight: Collection = (),
     title: str = "",
     show_types: bool = True,
+    *,
+    id_prefix: str = "",
 ) -> Any:
     """Explore ``obj`` (an IRModule or expression) as a graph of collapsible groups.
 
@@ -86,7 +88,10 @@ def explore(
     regions
         :class:`~relay_nb.viz.Region` s naming parts of the program.
     highlight
-        Expressions to mark (e.g. the nodes a pass changed).
+        Expressions to mark (e.g. the nodes a pass changed); a closed group holding one
+        is marked too.
+    id_prefix
+        Prefix of the node ids (views of two programs side by side keep them apart).
 
     Returns
     -------
@@ -102,7 +107,7 @@ def explore(
     from .graph import build_graph
 
     graph = build_graph(obj, mode=mode, highlight=highlight, show_types=show_types,
-                        max_nodes=10**9, with_dot=False)  # fmt: skip
+                        max_nodes=10**9, id_prefix=id_prefix, with_dot=False)  # fmt: skip
     h = hierarchy(obj, mode=mode, regions=regions, graph=graph)
     try:
         from ..notebook.explorer import GraphExplorer
