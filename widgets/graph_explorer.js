@@ -81,6 +81,14 @@ function render({ model, el: root }) {
   let lineNodes = [];
   const itemEls = new Map();
 
+  // Until the user pans or zooms, the view refits when the stage gets its size (a
+  // widget drawn in a hidden tab, e.g. the stepper's graph tab, starts at width 0).
+  let moved = false;
+  const resize = new ResizeObserver(() => {
+    if (!moved && stage.clientWidth > 0) fit(true);
+  });
+  resize.observe(stage);
+
   function applyTransform() {
     viewport.setAttribute("transform", `translate(${t.x},${t.y}) scale(${t.k})`);
   }
@@ -258,6 +266,7 @@ function render({ model, el: root }) {
     if (!b) return;
     const W = stage.clientWidth || 800;
     const H = stage.clientHeight || 500;
+    moved = true;
     const k = Math.max(Math.min(t.k, 2), 0.9);
     t = { k, x: W / 2 - (b.x + b.w / 2) * k, y: H / 2 - (b.y + b.h / 2) * k };
     applyTransform();
@@ -268,6 +277,7 @@ function render({ model, el: root }) {
     const H = stage.clientHeight || 500;
     cx = cx === undefined ? W / 2 : cx;
     cy = cy === undefined ? H / 2 : cy;
+    moved = true;
     const k = Math.min(Math.max(t.k * f, 0.02), 8);
     t = { k, x: cx - ((cx - t.x) * k) / t.k, y: cy - ((cy - t.y) * k) / t.k };
     applyTransform();
@@ -286,6 +296,7 @@ function render({ model, el: root }) {
     invalidate([g]);
     draw();
     const after = boxOf(key);
+    moved = true;
     if (before && after) {
       t.x += (before.x - after.x) * t.k;
       t.y += (before.y - after.y) * t.k;
@@ -432,6 +443,7 @@ function render({ model, el: root }) {
     if (!drag.moved && Math.abs(dx) + Math.abs(dy) < 4) return;
     if (!drag.moved) stage.setPointerCapture(event.pointerId);
     drag.moved = true;
+    moved = true;
     t.x = drag.tx + dx;
     t.y = drag.ty + dy;
     applyTransform();
@@ -500,9 +512,11 @@ function render({ model, el: root }) {
     drawText();
     draw();
     // A small program gets a small stage (the stepper shows two side by side).
-    const h = `${Math.round(Math.max(180, Math.min(560, layout.height + 40)))}px`;
+    const tall = layout.height * 1.2 + 40;
+    const h = `${Math.round(Math.max(180, Math.min(560, tall)))}px`;
     stage.style.height = h;
-    side.style.height = layout.height + 40 < 400 ? "" : h;
+    side.style.height = tall < 400 ? "" : h;
+    moved = false;
     showInfo(null);
     requestAnimationFrame(() => fit(true));
     if (model.get("query")) {
@@ -549,6 +563,7 @@ function render({ model, el: root }) {
   load();
 
   return () => {
+    resize.disconnect();
     model.off("change:data", load);
     model.off("change:expanded", onExpanded);
     model.off("change:selected", onSelected);
