@@ -184,6 +184,7 @@ function layoutView(m, view, cache = new Map()) {
   for (const c of order) {
     let lay = cache.get(c);
     if (!lay) lay = rowsLayout(children.get(c), lifted.get(c) || [], sizes, m, view);
+    if (!lay) lay = chainLayout(children.get(c), lifted.get(c) || [], sizes, m, view);
     if (!lay) {
       const g = new dagre.graphlib.Graph({ multigraph: false });
       g.setGraph({ rankdir: "TB", ranker: "network-simplex", nodesep: GAP, ranksep: RANK_GAP, marginx: 0, marginy: 0 });
@@ -268,6 +269,47 @@ function rowsLayout(kids, edges, sizes, m, view) {
     y += rh + RANK_GAP;
   });
   return { rel, w, h: Math.max(y - RANK_GAP, 0) };
+}
+
+// The layout of a group whose items form one chain (rank by longest path, one item per
+// rank: the layers of a transformer, the stages of a ResNet): a centred column. Returns
+// null for any other shape.
+function chainLayout(kids, edges, sizes, m, view) {
+  if (kids.length < 2) return null;
+  const preds = new Map(kids.map((k) => [k, []]));
+  for (const [a, b] of edges) if (preds.has(a) && preds.has(b)) preds.get(b).push(a);
+  const rank = new Map();
+  const visiting = new Set();
+  const rankOf = (k) => {
+    if (rank.has(k)) return rank.get(k);
+    if (visiting.has(k)) return -1; // a cycle: not a chain
+    visiting.add(k);
+    let r = 0;
+    for (const p of preds.get(k)) {
+      const q = rankOf(p);
+      if (q < 0) return -1;
+      r = Math.max(r, q + 1);
+    }
+    rank.set(k, r);
+    return r;
+  };
+  const byRank = new Array(kids.length);
+  for (const k of kids) {
+    const r = rankOf(k);
+    if (r < 0 || byRank[r] !== undefined) return null;
+    byRank[r] = k;
+  }
+  const column = byRank.filter((k) => k !== undefined);
+  const sizeOf = (k) => (typeof k === "number" ? sizes.get(k) : itemBox(m, view.items.get(k)));
+  const dims = column.map(sizeOf);
+  const w = Math.max(...dims.map((b) => b.w));
+  const rel = new Map();
+  let y = 0;
+  column.forEach((k, i) => {
+    rel.set(k, { x: (w - dims[i].w) / 2, y, w: dims[i].w, h: dims[i].h });
+    y += dims[i].h + RANK_GAP;
+  });
+  return { rel, w, h: y - RANK_GAP };
 }
 
 // Groups whose cached layout a toggle of group g makes stale: g and its ancestors (and

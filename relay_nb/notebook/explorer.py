@@ -92,7 +92,8 @@ class GraphExplorer(anywidget.AnyWidget):
             node_id, label, kind, group, typ, attrs, line, end, _fill, op, uses, hl = row
             out[node_id] = {"label": label, "kind": kind, "type": typ, "attrs": attrs,
                             "line": line, "end_line": end, "op": bool(op), "uses": uses,
-                            "highlighted": bool(hl), "path": groups[group][0] if group >= 0 else ""}  # fmt: skip
+                            "highlighted": bool(hl),
+                            "path": groups[group][0] if group >= 0 else ""}  # fmt: skip
         return out
 
     @property

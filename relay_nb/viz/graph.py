@@ -396,7 +396,8 @@ class _Builder:
             d.nodes.append((more_id, {"id": more_id, "label": label, "shape": "note",
                                       "fillcolor": "#ffffff"}, None))  # fmt: skip
         return Graph(
-            dot=write_dot(d) if self.with_dot else "", nodes=nodes, clusters=clusters, edges=drawn_edges,
+            dot=write_dot(d) if self.with_dot else "", nodes=nodes, clusters=clusters,
+            edges=drawn_edges,
             mode=self.mode, text=self.located.text, program=self.program,
             summarized=bool(omitted), omitted=omitted, _ids=ids,
         )  # fmt: skip

@@ -57,7 +57,8 @@ class Region:
     Examples
     --------
     >>> x = relay.var("x", shape=(2,)); y = relay.exp(x); z = relay.log(y)
-    >>> h = relay.viz.hierarchy(relay.Function([x], z), regions=[relay.viz.Region("post", [z], [y])])
+    >>> post = relay.viz.Region("post", [z], [y])
+    >>> h = relay.viz.hierarchy(relay.Function([x], z), regions=[post])
     """
 
     name: str
@@ -318,7 +319,9 @@ class _Grouper:
         self.graph = graph
         self.regions = regions
         # Canonical nodes only: big drawings repeat a shared weight next to each reader.
-        self.nodes = {i: n for i, n in graph.nodes.items() if n.ref_of is None and n.expr is not None}
+        self.nodes = {
+            i: n for i, n in graph.nodes.items() if n.ref_of is None and n.expr is not None
+        }
         canon = {i: n.ref_of for i, n in graph.nodes.items() if n.ref_of is not None}
         self.edges: list[tuple[str, str]] = []
         self.succs: dict[str, list[str]] = {i: [] for i in self.nodes}
@@ -358,7 +361,9 @@ class _Grouper:
             same = [p for p in preds[i] if cluster[p] == cluster[i]]
             # A weight read by one op names its module; one read by many (an attention
             # mask every layer reads, tied embeddings) names none of them.
-            weights = [own[p] for p in same if p in own and nodes[p].kind in _ATOMS and len(succs[p]) == 1]
+            weights = [
+                own[p] for p in same if p in own and nodes[p].kind in _ATOMS and len(succs[p]) == 1
+            ]
             if weights:
                 name[i] = _common(weights)
                 named.add(i)
@@ -416,7 +421,9 @@ class _Grouper:
             node_id = self.graph.node_id(e)
             if node_id in self.nodes:
                 out.add(node_id)
-            stack.extend(c for c, role, _, _ in children(e) if role != "callee" or isinstance(c, Function))
+            stack.extend(
+                c for c, role, _, _ in children(e) if role != "callee" or isinstance(c, Function)
+            )
         return out
 
     def _assemble(self, order: list[str], name: dict[str, tuple]) -> Hierarchy:
@@ -596,7 +603,8 @@ def _cut_wide(groups: dict[str, Group], group_of: dict[str, str], order: list[st
         for run in runs:
             ops = [i for i in run if op_name(nodes[i]) is not None]
             first, last = (ops[0], ops[-1]) if ops else (run[0], run[-1])
-            label = f"{nodes[first].label.split(chr(10))[0]} \u2026 {nodes[last].label.split(chr(10))[0]}"
+            heads = [nodes[i].label.split("\n")[0] for i in (first, last)]
+            label = f"{heads[0]} \u2026 {heads[1]}"
             path = (g or "") + SEP + f"#{_index(run[0])}-{_index(run[-1])}"
             grp = Group(path, label, "range", g, groups[g].depth + 1 if g else 1, nodes=list(run))
             groups[path] = grp

@@ -46,8 +46,8 @@ def view_dot(h: Any, view: Any) -> str:
             label = info.label.split("\n")[0]
             if info.type_text and info.kind == "call":
                 label += "\n" + clip(info.type_text, 40)
-            attrs = {"id": item, "label": label, "fillcolor": info.fill or "#ffffff",
-                     "shape": "box" if info.kind not in ("var", "constant") else "ellipse"}  # fmt: skip
+            shape = "ellipse" if info.kind in ("var", "constant") else "box"
+            attrs = {"id": item, "label": label, "fillcolor": info.fill or "#ffffff", "shape": shape}
         d.nodes.append(((item), attrs, cluster))
     for k, ((t, head), count) in enumerate(view.edges.items()):
         attrs = {"id": f"explore_e{k}"}
