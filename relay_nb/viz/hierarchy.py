@@ -315,6 +315,8 @@ def hierarchy(
 
 
 class _Grouper:
+    """One grouping: module paths per node, then groups assembled from the paths."""
+
     def __init__(self, graph: Graph, regions: Collection[Region]) -> None:
         self.graph = graph
         self.regions = regions
@@ -335,8 +337,8 @@ class _Grouper:
                 self.edges.append((t, h))
                 self.succs[t].append(h)
 
-    # Module paths: a tuple of (segment, separator) pairs.
     def build(self) -> Hierarchy:
+        """Module paths (tuples of (segment, separator)) in program order, then groups."""
         nodes = self.nodes
         preds: dict[str, list[str]] = {i: [] for i in nodes}
         succs = self.succs
@@ -396,7 +398,7 @@ class _Grouper:
         for i, info in self.nodes.items():
             expr = info.origin if info.origin is not None else info.expr
             path = _span_path(expr) or _span_path(info.expr)
-            if not path and info.kind in ("var",):
+            if not path and info.kind == "var":
                 path = var_module_path(getattr(info.expr, "name_hint", ""))
             if path:
                 own[i] = path
