@@ -217,6 +217,7 @@ def graphviz_per_group(h, expanded) -> float:
 
 
 def measure(name: str, build, browser) -> list[dict]:
+    # Imported before timing: anywidget's import (~1 s here) is paid once per kernel.
     from relay_nb.notebook.explorer import static_html
 
     t0 = time.perf_counter()

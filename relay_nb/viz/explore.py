@@ -28,7 +28,7 @@ def explore_data(h: Hierarchy, expanded: Optional[Collection[str]] = None) -> di
     uses, highlighted]``; group rows ``[path, label, kind, parent, size, ops]``;
     ``edges`` is a flat ``[tail, head, ...]`` list of node indices.
     """
-    from ..notebook.inspector import line_range
+    from ..notebook.inspector import line_offsets, line_range
 
     groups = sorted(h.groups.values(), key=lambda g: (g.depth, g.id))
     gindex = {g.id: k for k, g in enumerate(groups)}
@@ -36,12 +36,13 @@ def explore_data(h: Hierarchy, expanded: Optional[Collection[str]] = None) -> di
         [g.id, g.label, g.kind, gindex[g.parent] if g.parent else -1, g.size, g.ops] for g in groups
     ]
     text = h.graph.text
+    offsets = line_offsets(text)
     nindex: dict[str, int] = {}
     node_rows = []
     for k, (node_id, info) in enumerate(h.nodes.items()):
         nindex[node_id] = k
         line = info.text_line
-        end = line_range(text, line, info.text_column or 1)[1] if line else None
+        end = line_range(text, line, info.text_column or 1, offsets)[1] if line else None
         node_rows.append([
             node_id, info.label.split("\n")[0], info.kind,
             gindex[h.group_of[node_id]] if h.group_of[node_id] else -1,
