@@ -132,7 +132,7 @@ def models(quick: bool) -> list[tuple[str, object]]:
 
 NODE_SCRIPT = r"""
 import fs from "fs";
-import { exploreModel, visibleView, layoutView, searchModel, staleLayouts } from "./lib.mjs";
+import { exploreModel, visibleView, layoutView, searchModel } from "./lib.mjs";
 const data = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const m = exploreModel(data);
 const idx = (ids) => new Set(ids.map((id) => m.groupIndex.get(id)));
@@ -149,8 +149,7 @@ const toggles = [];
 for (const [key, info] of v0.items) {
   if (!info.group || m.groups[info.index].kids.length + m.groups[info.index].nodes.length < 2) continue;
   const open = new Set(first); open.add(info.index);
-  const c = new Map(cache);
-  for (const s of staleLayouts(m, info.index)) c.delete(s);
+  const c = new Map(cache); // the layouts of the first view, as the widget keeps them
   toggles.push(time(() => layoutView(m, visibleView(m, open), c))[0]);
   if (toggles.length >= 12) break;
 }
@@ -168,7 +167,7 @@ def node_layout(data: dict) -> dict | None:
         lib = "\n".join(open(os.path.join(WIDGETS, f), encoding="utf-8").read()
                         for f in ("vendor/dagre.min.js", "explore_layout.js"))  # fmt: skip
         with open(os.path.join(tmp, "lib.mjs"), "w") as f:
-            f.write(lib + "\nexport { exploreModel, visibleView, layoutView, searchModel, staleLayouts };\n")
+            f.write(lib + "\nexport { exploreModel, visibleView, layoutView, searchModel };\n")
         with open(os.path.join(tmp, "run.mjs"), "w") as f:
             f.write(NODE_SCRIPT)
         with open(os.path.join(tmp, "data.json"), "w") as f:

@@ -139,10 +139,11 @@ function itemBox(m, info) {
 }
 
 // Lay out a view: each open group (cluster) is laid out on its own with dagre, its open
-// subgroups as boxes of their own layout's size; `cache` (Map cluster -> layout) keeps
-// the layouts of clusters whose contents did not change (the caller drops the
-// toggled group's ancestors). Returns {pos: Map key -> {x, y, w, h} absolute top-left,
-// boxes: Map cluster -> {x, y, w, h}, width, height}.
+// subgroups as boxes of their own layout's size. `cache` keeps every layout computed,
+// keyed by the cluster and which of its subgroups are open, so a toggle lays out only
+// the toggled group's ancestors and going back to an earlier state lays out nothing.
+// Returns {pos: Map key -> {x, y, w, h} absolute top-left, boxes: Map cluster ->
+// {x, y, w, h}, width, height}.
 function layoutView(m, view, cache = new Map()) {
   const children = new Map([[-1, []]]);
   for (const c of view.clusters.keys()) children.set(c, []);
@@ -181,8 +182,13 @@ function layoutView(m, view, cache = new Map()) {
   const order = [...view.clusters.keys()].sort((x, y) => m.groups[y].depth - m.groups[x].depth);
   order.push(-1);
   const sizes = new Map(); // cluster -> {w, h}
+  const sig = new Map(); // cluster -> its id and its open subgroups', nested
+  const layouts = new Map(); // cluster -> layout in this view
+  if (cache.size > 20000) cache.clear();
   for (const c of order) {
-    let lay = cache.get(c);
+    const inner = children.get(c).filter((k) => typeof k === "number").map((k) => sig.get(k));
+    sig.set(c, inner.length ? `${c}(${inner.sort().join(",")})` : String(c));
+    let lay = cache.get(sig.get(c));
     if (!lay) lay = rowsLayout(children.get(c), lifted.get(c) || [], sizes, m, view);
     if (!lay) lay = chainLayout(children.get(c), lifted.get(c) || [], sizes, m, view);
     if (!lay) {
@@ -212,13 +218,14 @@ function layoutView(m, view, cache = new Map()) {
       }
       lay = { rel, w, h };
     }
-    cache.set(c, lay);
+    cache.set(sig.get(c), lay);
+    layouts.set(c, lay);
     sizes.set(c, c < 0 ? { w: lay.w, h: lay.h } : { w: Math.max(lay.w + 2 * PAD, m.groups[c].label.length * CHAR_W + 30), h: lay.h + HEADER + PAD });
   }
   const pos = new Map();
   const boxes = new Map();
   const place = (c, x0, y0) => {
-    const lay = cache.get(c);
+    const lay = layouts.get(c);
     for (const [k, r] of lay.rel) {
       if (typeof k === "number") {
         const s = sizes.get(k);
@@ -310,10 +317,4 @@ function chainLayout(kids, edges, sizes, m, view) {
     y += dims[i].h + RANK_GAP;
   });
   return { rel, w, h: y - RANK_GAP };
-}
-
-// Groups whose cached layout a toggle of group g makes stale: g and its ancestors (and
-// the top level, -1).
-function staleLayouts(m, g) {
-  return [...ancestorsOf(m, g), -1];
 }

@@ -283,9 +283,6 @@ function render({ model, el: root }) {
     applyTransform();
   }
 
-  function invalidate(groupIndices) {
-    for (const g of groupIndices) for (const s of staleLayouts(m, g)) cache.delete(s);
-  }
 
   // Open or close a group, keeping its box where it was on screen.
   function toggle(g) {
@@ -293,7 +290,6 @@ function render({ model, el: root }) {
     const before = boxOf(key);
     if (open.has(g)) open.delete(g);
     else open.add(g);
-    invalidate([g]);
     draw();
     const after = boxOf(key);
     moved = true;
@@ -314,7 +310,6 @@ function render({ model, el: root }) {
     const added = [...next].filter((g) => !open.has(g));
     if (added.length) {
       open = next;
-      invalidate(added);
       draw();
       saveOpen();
     } else {
@@ -337,9 +332,7 @@ function render({ model, el: root }) {
   function back() {
     const prev = history.pop();
     if (!prev) return;
-    const changed = [...prev.open].filter((g) => !open.has(g)).concat([...open].filter((g) => !prev.open.has(g)));
     open = prev.open;
-    invalidate(changed);
     draw();
     t = prev.t;
     applyTransform();
@@ -403,7 +396,6 @@ function render({ model, el: root }) {
   buttons.zout.addEventListener("click", () => zoomBy(0.8));
   buttons.all.addEventListener("click", () => {
     open = new Set(m.groups.map((g) => g.i));
-    cache = new Map();
     draw();
     fit();
     saveOpen();
@@ -411,7 +403,6 @@ function render({ model, el: root }) {
   buttons.top.addEventListener("click", () => {
     open = new Set();
     for (const id of (model.get("data") || {}).expanded || []) if (m.groupIndex.has(id)) open.add(m.groupIndex.get(id));
-    cache = new Map();
     draw();
     fit();
     saveOpen();
@@ -420,7 +411,6 @@ function render({ model, el: root }) {
     const n = Number(level.value);
     if (Number.isNaN(n)) return;
     open = new Set(m.groups.filter((g) => g.depth < n).map((g) => g.i));
-    cache = new Map();
     draw();
     fit();
     saveOpen();
@@ -530,20 +520,14 @@ function render({ model, el: root }) {
     const ids = new Set(model.get("expanded") || []);
     const mine = new Set([...open].map((g) => m.groups[g].id));
     if (ids.size === mine.size && [...ids].every((id) => mine.has(id))) return;
-    const before = open;
     setOpenFromModel();
-    const changed = [...before].filter((g) => !open.has(g)).concat([...open].filter((g) => !before.has(g)));
-    invalidate(changed);
     draw();
   };
   const onSelected = () => {
     markSelected();
     const sel = model.get("selected");
     if (sel && !itemEls.has(sel) && m.nodeIndex.has(sel)) {
-      const next = reveal(m, open, sel);
-      const added = [...next].filter((g) => !open.has(g));
-      open = next;
-      invalidate(added);
+      open = reveal(m, open, sel);
       draw();
       saveOpen();
     }
