@@ -21,7 +21,19 @@ from ._assets import read_asset
 _OPEN, _CLOSE = "([{", ")]}"
 
 
-def line_range(text: str, line: int, column: int) -> tuple[int, int]:
+def line_offsets(text: str) -> list[int]:
+    """The position in ``text`` where each line starts (for many :func:`line_range` calls)."""
+    out = [0]
+    k = text.find("\n")
+    while k >= 0:
+        out.append(k + 1)
+        k = text.find("\n", k + 1)
+    return out
+
+
+def line_range(
+    text: str, line: int, column: int, offsets: Optional[list[int]] = None
+) -> tuple[int, int]:
     """The lines of ``text`` taken by the expression written at ``line:column`` (1-based).
 
     The expression ends at a line break, ``;`` or ``,`` outside brackets, or at the
@@ -31,11 +43,15 @@ def line_range(text: str, line: int, column: int) -> tuple[int, int]:
 
     >>> line_range("def @f(%x) {\\n  add(%x, %x)\\n}\\n", 1, 1)
     (1, 3)
+
+    ``offsets`` (:func:`line_offsets` of ``text``) saves re-reading the text when asked
+    for every node of a big program.
     """
-    lines = text.split("\n")
-    if not 1 <= line <= len(lines):
+    if offsets is None:
+        offsets = line_offsets(text)
+    if not 1 <= line <= len(offsets):
         return (line, line)
-    pos = sum(len(s) + 1 for s in lines[: line - 1]) + max(column - 1, 0)
+    pos = offsets[line - 1] + max(column - 1, 0)
     depth, cur, n = 0, line, len(text)
     while pos < n:
         ch = text[pos]
@@ -77,9 +93,10 @@ def node_infos(graph: Any) -> dict[str, dict]:
     ``line:column`` of the code it was parsed from, when known), ``shared`` and ``uses``.
     """
     out: dict[str, dict] = {}
+    offsets = line_offsets(graph.text)
     for node_id, info in graph.nodes.items():
         line, column = info.text_line, info.text_column
-        end = line_range(graph.text, line, column or 1)[1] if line else None
+        end = line_range(graph.text, line, column or 1, offsets)[1] if line else None
         source = f"{info.line}:{info.column}" if info.line_origin == "span" and info.line else ""
         out[node_id] = {
             "label": info.label,
@@ -173,4 +190,4 @@ class GraphInspector(anywidget.AnyWidget):
         return (data, metadata) if metadata is not None else data
 
 
-__all__ = ["GraphInspector", "line_range", "node_infos", "select_lines"]
+__all__ = ["GraphInspector", "line_offsets", "line_range", "node_infos", "select_lines"]

@@ -28,7 +28,7 @@ from ..errors import RelayError
 from ..ir.module import IRModule
 from ..ir.span import Source
 
-SHOW_CHOICES = ("text", "anf", "graph", "dag-vs-anf", "types", "llvm", "none")
+SHOW_CHOICES = ("text", "anf", "graph", "explore", "dag-vs-anf", "types", "llvm", "none")
 CELL_SOURCE = "cell"
 
 
@@ -325,6 +325,8 @@ def _show(mod: IRModule, show: str) -> Any:
                 {"image/svg+xml": _viz().render(mod, mode="dag"), "text/plain": repr(mod)}
             )
         return GraphInspector.from_ir(mod)
+    if show == "explore":  # big models: collapsible groups, search, zoom
+        return _viz().explore(mod)
     if show == "dag-vs-anf":
         return _viz().compare(mod)
     if show == "llvm":

@@ -5,7 +5,7 @@ list marks which passes changed the program, how long each took and whether the 
 still computes the original result (the first pass that does not is red); the text tab
 shows before/after with the differences highlighted, the graph tab the before/after
 graphs with the nodes the pass removed / made highlighted (interactive
-:class:`~relay_nb.notebook.inspector.GraphInspector` views), the validation tab the values.
+:class:`~relay_nb.notebook.explorer.GraphExplorer` views), the validation tab the values.
 
 A step has one number everywhere it is shown (the list's first column, the header's
 "step 5 of 8", the slider's readout), counted from 1; clicking a row of the list shows
@@ -515,14 +515,13 @@ class PassStepper:
 
     def _make_graphs(self, step: Step, mode: str) -> tuple[Any, Any]:
         try:
-            from .inspector import GraphInspector
+            from ..viz.explore import explore
 
-            before = GraphInspector.from_ir(
-                step.before, mode=mode, highlight=step.removed_nodes, title=f"before {step.name}"
-            )
-            after = GraphInspector.from_ir(
-                step.after, mode=mode, highlight=step.changed_nodes, title=f"after {step.name}"
-            )
+            # The graph explorer (pan/zoom, groups, search): nothing is clipped.
+            before = explore(step.before, mode=mode, highlight=step.removed_nodes,
+                             title=f"before {step.name}", id_prefix="b_")  # fmt: skip
+            after = explore(step.after, mode=mode, highlight=step.changed_nodes,
+                            title=f"after {step.name}", id_prefix="a_")  # fmt: skip
             return before, after
         except Exception as exc:  # no renderer installed, or a huge graph: say so, keep going
             message = widgets.HTML(

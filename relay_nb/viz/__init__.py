@@ -6,6 +6,7 @@
 >>> svg = relay.viz.render(mod, mode="anf")     # SVG (system dot, else pygraphviz)
 >>> relay.viz.compare(mod)                      # DAG and ANF side by side in a notebook
 >>> relay.viz.to_html(mod)                      # highlighted text (what displaying mod shows)
+>>> relay.viz.explore(mod)                      # big models: collapsible groups, search, zoom
 
 Importing this package imports no Graphviz binding and no Jupyter package.
 """
@@ -15,11 +16,13 @@ from __future__ import annotations
 from . import html
 from .compare import Comparison, compare
 from .dot import to_dot
+from .explore import explore
 from .graph import Graph, NodeInfo, build_graph
+from .hierarchy import Hierarchy, Region, hierarchy
 from .html import to_html
 from .render import render
 
 __all__ = [
-    "Comparison", "Graph", "NodeInfo", "build_graph", "compare", "html", "render", "to_dot",
-    "to_html",
+    "Comparison", "Graph", "Hierarchy", "NodeInfo", "Region", "build_graph", "compare",
+    "explore", "hierarchy", "html", "render", "to_dot", "to_html",
 ]  # fmt: skip

@@ -88,6 +88,7 @@ def build_graph(
     max_nodes: int = 2000,
     *,
     id_prefix: str = "",
+    with_dot: bool = True,
 ) -> Graph:
     """Draw ``obj`` (an IRModule or an expression) as a :class:`Graph`.
 
@@ -115,6 +116,9 @@ def build_graph(
         ``max_nodes``) instead of sending long edges across the whole drawing.
     id_prefix
         Prefix of every DOT/SVG id (two drawings inlined in one page need distinct ids).
+    with_dot
+        False: leave :attr:`Graph.dot` empty (a caller that lays out the nodes itself,
+        such as :func:`relay_nb.viz.explore`, saves writing the DOT text).
 
     Examples
     --------
@@ -147,8 +151,10 @@ def build_graph(
 
             program, origin = anf_with_origins(obj)
         located = locate(program)
-        return _Builder(program, mode, located, origin, highlight, show_types, max_nodes,
-                        id_prefix).build()  # fmt: skip
+        builder = _Builder(program, mode, located, origin, highlight, show_types, max_nodes,
+                           id_prefix)  # fmt: skip
+        builder.with_dot = with_dot
+        return builder.build()
 
 
 class _Builder:
@@ -165,6 +171,7 @@ class _Builder:
         self.show_types = show_types
         self.max_nodes = max_nodes
         self.prefix = prefix
+        self.with_dot = True
         self.hl_exprs = {h for h in highlight if isinstance(h, Expr)}
         self.hl_ids = {h for h in highlight if isinstance(h, str)}
         if isinstance(program, IRModule):
@@ -389,7 +396,8 @@ class _Builder:
             d.nodes.append((more_id, {"id": more_id, "label": label, "shape": "note",
                                       "fillcolor": "#ffffff"}, None))  # fmt: skip
         return Graph(
-            dot=write_dot(d), nodes=nodes, clusters=clusters, edges=drawn_edges,
+            dot=write_dot(d) if self.with_dot else "", nodes=nodes, clusters=clusters,
+            edges=drawn_edges,
             mode=self.mode, text=self.located.text, program=self.program,
             summarized=bool(omitted), omitted=omitted, _ids=ids,
         )  # fmt: skip

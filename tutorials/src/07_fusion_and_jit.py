@@ -164,6 +164,27 @@ relay.build(changed)
 print("after changing one op:", cache.stats()["compiles"] - before["compiles"], "kernel compiled")
 
 # %% [markdown]
+# ## Exploring a real model
+#
+# A zoo model is hundreds of nodes; `relay.viz.explore` shows it as groups you open and
+# close: global functions, the fused functions `FuseOps` made, scopes, and the modules its
+# weight names spell (`stage2_unit1_conv1_weight` -> `stage2` ▸ `unit1` ▸ `conv1`).  It opens
+# at a readable top level: click a group to open it in place, wheel to zoom, drag to pan,
+# search an op, a `%name`, a type or an attribute (Enter jumps to the next match, `b` goes
+# back), click a node to select its line in the text.  Exported, it is a static picture of
+# that top level.
+
+# %%
+resnet, _ = relay.testing.resnet.get_workload(num_layers=18)
+fused_resnet = relay.transform.FuseOps(fuse_opt_level=2)(resnet)
+view = relay.viz.explore(fused_resnet)
+groups = view.hierarchy.groups
+print(len(view.hierarchy.nodes), "nodes;", sum(g.kind == "fused" for g in groups.values()), "fused functions")
+print("first view:", len(view.visible()), "items")
+print("conv2d is in:", sorted({m.path for m in view.hierarchy.search("nn.conv2d")})[:3], "...")
+view
+
+# %% [markdown]
 # ## Exercises
 #
 # **1. How many kernels?**  Predict how many primitive functions `FuseOps` makes for each

@@ -1,0 +1,384 @@
+"""The graph explorer on real-model sizes (issue 15 §3): build, layout, payload.
+
+    python benchmarks/bench_views.py              # GPT-2 (12-layer decoder), ResNet-50, 24-layer decoder
+    python benchmarks/bench_views.py --quick      # ResNet-50 only
+    python benchmarks/bench_views.py --browser    # + the front end timed in headless Chromium
+
+For each model, one row per view (the first, collapsed view; everything expanded):
+
+* ``build s``     — graph + groups in Python (``relay.viz.hierarchy``) and the widget data;
+* ``payload KB``  — the widget data (JSON) plus the static SVG fallback in the output;
+* ``svg s / KB``  — Graphviz drawing the collapsed top level (the static fallback);
+* ``dagre ms``    — the front end's layout (dagre per open group, vendored) in Node.js;
+* ``graphviz ms`` — the same per-group layouts with Graphviz (pygraphviz, in process):
+                    the alternative the issue names;
+* ``toggle ms``   — opening one group of the first view (median and max over its groups;
+                    only the toggled group's ancestors are laid out again);
+* with ``--browser``: first draw, a group toggle, a search jump and a zoom in Chromium.
+
+Targets: first view <= 2 s, each toggle / search / zoom <= 200 ms, <= 2 MB per view.
+The transformer is built with the builder API the way TVM's PyTorch importer prints
+GPT-2 (Conv1D as reshape + dense + add + reshape, layer norm and GELU decomposed,
+state-dict names such as ``h.0.attn.c_attn.weight``): about 100 calls per layer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)  # run from a checkout without installing
+
+import relay_nb as relay  # noqa: E402
+from relay_nb.viz.explore import explore_data  # noqa: E402
+from relay_nb.viz.hierarchy import hierarchy  # noqa: E402
+
+WIDGETS = os.path.join(ROOT, "widgets")
+
+
+# -- the models -------------------------------------------------------------------------------
+
+
+def _conv1d(x, name, n_in, n_out, seq):
+    """HF GPT-2's Conv1D as TVM's importer prints it: reshape, dense (weight transposed), add."""
+    w = relay.var(f"{name}.weight", shape=(n_in, n_out))
+    b = relay.var(f"{name}.bias", shape=(n_out,))
+    flat = relay.reshape(x, (-1, n_in))
+    y = relay.nn.dense(flat, relay.transpose(w, (1, 0)))
+    return relay.reshape(relay.add(y, b), (1, seq, n_out))
+
+
+def _layer_norm(x, name, d):
+    g = relay.var(f"{name}.weight", shape=(d,))
+    b = relay.var(f"{name}.bias", shape=(d,))
+    mu = relay.mean(x, axis=-1, keepdims=True)
+    c = relay.subtract(x, mu)
+    var = relay.mean(relay.power(c, relay.const(2.0)), axis=-1, keepdims=True)
+    y = relay.divide(c, relay.sqrt(relay.add(var, relay.const(1e-5))))
+    return relay.add(relay.multiply(y, g), b)
+
+
+def _gelu(x):
+    """GPT-2's tanh GELU: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    cube = relay.multiply(relay.const(0.044715), relay.power(x, relay.const(3.0)))
+    inner = relay.multiply(relay.const(math.sqrt(2 / math.pi)), relay.add(x, cube))
+    return relay.multiply(relay.multiply(relay.const(0.5), x), relay.add(relay.const(1.0), relay.tanh(inner)))
+
+
+def _heads(x, seq, n_head, d):
+    return relay.transpose(relay.reshape(x, (1, seq, n_head, d // n_head)), (0, 2, 1, 3))
+
+
+def _matmul(a, b, shape_a, shape_b, out):
+    """torch.matmul of 4-d tensors as TVM prints it: reshape, batch_matmul, reshape."""
+    a3 = relay.reshape(a, (-1, *shape_a[-2:]))
+    b3 = relay.reshape(relay.transpose(b, (0, 1, 3, 2)), (-1, shape_b[-1], shape_b[-2]))
+    return relay.reshape(relay.nn.batch_matmul(a3, b3), out)
+
+
+def decoder(layers: int = 12, d: int = 768, n_head: int = 12, seq: int = 64, vocab: int = 50257):
+    """A GPT-2-shaped decoder (``layers`` blocks) with HF state-dict names."""
+    ids = relay.var("input_ids", shape=(1, seq), dtype="int64")
+    wte = relay.var("wte.weight", shape=(vocab, d))
+    wpe = relay.var("wpe.weight", shape=(1024, d))
+    mask = relay.var("attn_mask", shape=(1, 1, seq, seq))
+    pos = relay.const(list(range(seq)), "int64")
+    x = relay.add(relay.take(wte, ids, axis=0), relay.take(wpe, pos, axis=0))
+    hd = d // n_head
+    for i in range(layers):
+        p = f"h.{i}"
+        h = _layer_norm(x, f"{p}.ln_1", d)
+        qkv = _conv1d(h, f"{p}.attn.c_attn", d, 3 * d, seq)
+        q, k, v = (relay.strided_slice(qkv, (0, 0, j * d), (1, seq, (j + 1) * d)) for j in range(3))
+        q, k, v = (_heads(t, seq, n_head, d) for t in (q, k, v))
+        s = _matmul(q, k, (1, n_head, seq, hd), (1, n_head, seq, hd), (1, n_head, seq, seq))
+        s = relay.divide(s, relay.const(math.sqrt(hd)))
+        s = relay.where(relay.greater(mask, relay.const(0.0)), s, relay.const(-1e4))
+        a = relay.nn.softmax(s, axis=-1)
+        o = _matmul(a, relay.transpose(v, (0, 1, 3, 2)), (1, n_head, seq, seq), (1, n_head, hd, seq), (1, n_head, seq, hd))
+        o = relay.reshape(relay.transpose(o, (0, 2, 1, 3)), (1, seq, d))
+        x = relay.add(x, _conv1d(o, f"{p}.attn.c_proj", d, d, seq))
+        h = _layer_norm(x, f"{p}.ln_2", d)
+        m = _gelu(_conv1d(h, f"{p}.mlp.c_fc", d, 4 * d, seq))
+        x = relay.add(x, _conv1d(m, f"{p}.mlp.c_proj", 4 * d, d, seq))
+    out = _layer_norm(x, "ln_f", d)
+    logits = relay.nn.dense(relay.reshape(out, (-1, d)), wte)
+    fn = relay.Function(relay.analysis.free_vars(logits), logits)
+    return relay.transform.InferType()(relay.IRModule.from_expr(fn))
+
+
+def models(quick: bool) -> list[tuple[str, object]]:
+    out = []
+    if not quick:
+        out.append(("GPT-2 (12-layer decoder)", lambda: decoder(12)))
+    out.append(("ResNet-50", lambda: relay.testing.resnet.get_workload(num_layers=50)[0]))
+    if not quick:
+        out.append(("Inception v3", lambda: relay.testing.inception_v3.get_workload()[0]))
+        out.append(("24-layer decoder (GPT-2 medium)", lambda: decoder(24, d=1024, n_head=16)))
+    return out
+
+
+# -- measurements -------------------------------------------------------------------------------
+
+NODE_SCRIPT = r"""
+import fs from "fs";
+import { exploreModel, visibleView, layoutView, searchModel } from "./lib.mjs";
+const data = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+const m = exploreModel(data);
+const idx = (ids) => new Set(ids.map((id) => m.groupIndex.get(id)));
+const time = (f) => { const t = performance.now(); const r = f(); return [performance.now() - t, r]; };
+const first = idx(data.expanded);
+const [tFirst, lay] = time(() => layoutView(m, visibleView(m, first)));
+const all = new Set(m.groups.map((g) => g.i));
+const [tAll, layAll] = time(() => layoutView(m, visibleView(m, all)));
+// Toggle: from the first view, open each closed group shown (cached layouts kept).
+const cache = new Map();
+const v0 = visibleView(m, first);
+layoutView(m, v0, cache);
+const toggles = [];
+for (const [key, info] of v0.items) {
+  if (!info.group || m.groups[info.index].kids.length + m.groups[info.index].nodes.length < 2) continue;
+  const open = new Set(first); open.add(info.index);
+  const c = new Map(cache); // the layouts of the first view, as the widget keeps them
+  toggles.push(time(() => layoutView(m, visibleView(m, open), c))[0]);
+  if (toggles.length >= 12) break;
+}
+const [tSearch, hits] = time(() => searchModel(m, "dense"));
+console.log(JSON.stringify({ first: tFirst, all: tAll, toggles, search: tSearch, hits: hits.length,
+  firstItems: v0.items.size, allItems: m.nodes.length, size: [layAll.width, layAll.height] }));
+"""
+
+
+def node_layout(data: dict) -> dict | None:
+    """The front end's layout timings in Node.js (None without Node)."""
+    if shutil.which("node") is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        lib = "\n".join(open(os.path.join(WIDGETS, f), encoding="utf-8").read()
+                        for f in ("vendor/dagre.min.js", "explore_layout.js"))  # fmt: skip
+        with open(os.path.join(tmp, "lib.mjs"), "w") as f:
+            f.write(lib + "\nexport { exploreModel, visibleView, layoutView, searchModel };\n")
+        with open(os.path.join(tmp, "run.mjs"), "w") as f:
+            f.write(NODE_SCRIPT)
+        with open(os.path.join(tmp, "data.json"), "w") as f:
+            json.dump(data, f)
+        out = subprocess.run(["node", os.path.join(tmp, "run.mjs"), os.path.join(tmp, "data.json")],
+                             capture_output=True, text=True, timeout=1800, check=True)  # fmt: skip
+        return json.loads(out.stdout)
+
+
+def graphviz_per_group(h, expanded) -> float:
+    """Seconds Graphviz (pygraphviz, in process) takes for the same per-group layouts the
+    front end does: each open group's direct items, boxes sized like the front end's."""
+    import pygraphviz
+
+    view = h.view(expanded)
+    kids: dict = {None: []}
+    for c, parent in view.clusters.items():
+        kids.setdefault(c, [])
+        kids.setdefault(parent, []).append(c)
+    for item, where in view.items.items():
+        kids.setdefault(where, []).append(item)
+    def lift(item):
+        out, c = [item], view.items[item]
+        while c is not None:
+            out.append(c)
+            c = view.clusters[c]
+        return out + [None]
+
+    edges: dict = {}
+    for t, hd in view.edges:
+        a, b = lift(t), lift(hd)
+        common = next(c for c in a[1:] if c in b[1:])
+        x, y = a[a.index(common) - 1], b[b.index(common) - 1]
+        if x != y:
+            edges.setdefault(common, set()).add((x, y))
+    start = time.perf_counter()
+    for c, items in kids.items():
+        g = pygraphviz.AGraph(directed=True, strict=False)
+        g.graph_attr.update(rankdir="TB", nodesep="0.2", ranksep="0.35")
+        for k in items:
+            g.add_node(k, label="", shape="box", fixedsize="true", width="1.6", height="0.4")
+        for x, y in edges.get(c, ()):
+            g.add_edge(x, y)
+        g.layout(prog="dot")
+    return time.perf_counter() - start
+
+
+def measure(name: str, build, browser) -> list[dict]:
+    # Imported before timing: anywidget's import (~1 s here) is paid once per kernel.
+    from relay_nb.notebook.explorer import static_html
+
+    t0 = time.perf_counter()
+    mod = build()
+    t_model = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    h = hierarchy(mod)
+    data = explore_data(h)
+    t_build = time.perf_counter() - t0
+    calls = sum(1 for n in h.nodes.values() if n.kind == "call")
+    first = h.initial()
+    t0 = time.perf_counter()
+    svg = static_html(h, first)
+    t_svg = time.perf_counter() - t0
+    payload = len(json.dumps(data)) + len(svg)
+    js = node_layout(data)
+    gv_first = graphviz_per_group(h, first)
+    gv_all = graphviz_per_group(h, h.expand_all())
+    rows = [
+        dict(model=name, view="first", items=len(h.view(first).items), build_s=t_build,
+             payload_kb=payload / 1024, svg_s=t_svg, svg_kb=len(svg) / 1024,
+             dagre_ms=js and js["first"], graphviz_ms=gv_first * 1000,
+             toggle_ms=js and (statistics.median(js["toggles"]) if js["toggles"] else 0),
+             toggle_max_ms=js and (max(js["toggles"]) if js["toggles"] else 0),
+             search_ms=js and js["search"]),
+        dict(model=name, view="all", items=len(h.nodes), build_s=t_build, payload_kb=payload / 1024,
+             svg_s=None, svg_kb=None, dagre_ms=js and js["all"], graphviz_ms=gv_all * 1000,
+             toggle_ms=None, toggle_max_ms=None, search_ms=None),
+    ]  # fmt: skip
+    print(f"# {name}: {calls} calls, {len(h.nodes)} nodes, {len(h.groups)} groups; "
+          f"model built in {t_model:.1f} s", flush=True)  # fmt: skip
+    if browser is not None:
+        rows[0].update(browser(data, svg))
+    return rows
+
+
+# -- the browser ------------------------------------------------------------------------------
+
+PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head>
+<body><div id="root" style="width:1300px"></div></body></html>"""
+
+# A stand-in for anywidget's model: what render() reads and writes.
+MODEL = r"""
+window.__model = (state) => {
+  const handlers = {};
+  return {
+    get: (k) => state[k],
+    set: (k, v) => { state[k] = v; (handlers["change:" + k] || []).forEach((f) => f()); },
+    save_changes: () => {},
+    on: (e, f) => { (handlers[e] = handlers[e] || []).push(f); },
+    off: () => {},
+  };
+};
+"""
+
+
+def browser_timer():
+    """A function timing the explorer in headless Chromium, or None without a browser."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    try:
+        from e2e.browser import ensure_browser, launch
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    if ensure_browser() is not None:
+        return None
+    from relay_nb.notebook.explorer import explorer_esm
+    from relay_nb.notebook._assets import read_asset
+
+    pw = sync_playwright().start()
+    chromium = launch(pw)
+    esm = explorer_esm()
+    css = read_asset("graph_explorer.css")
+
+    def run(data: dict, svg: str) -> dict:
+        page = chromium.new_page(viewport={"width": 1400, "height": 900})
+        page.set_default_timeout(600_000)
+        page.set_content(PAGE.format(css=css))
+        page.add_script_tag(content=MODEL)
+        page.evaluate(
+            """async ([esm]) => {
+                 const url = URL.createObjectURL(new Blob([esm], {type: "text/javascript"}));
+                 window.__explorer = (await import(url)).default;
+               }""",
+            [esm],
+        )
+        first = page.evaluate(
+            """([data]) => {
+                 const model = window.__model({data, expanded: data.expanded, selected: "", query: "", title: ""});
+                 window.__m = model;
+                 const t = performance.now();
+                 window.__explorer.render({model, el: document.getElementById("root")});
+                 return new Promise((ok) => requestAnimationFrame(() => setTimeout(() => ok(performance.now() - t), 0)));
+               }""",
+            [data],
+        )
+        toggle = page.evaluate(
+            """() => {
+                 const g = document.querySelector(".relay-ex-group");
+                 const t = performance.now();
+                 g.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+                 return performance.now() - t;
+               }"""
+        )
+        search = page.evaluate(
+            """() => {
+                 const box = document.querySelector(".relay-ex-search");
+                 box.value = "softmax";
+                 const t = performance.now();
+                 box.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", bubbles: true}));
+                 return performance.now() - t;
+               }"""
+        )
+        zoom = page.evaluate(
+            """() => {
+                 const s = document.querySelector(".relay-ex-stage");
+                 const t = performance.now();
+                 s.dispatchEvent(new WheelEvent("wheel", {deltaY: -200, clientX: 300, clientY: 300, bubbles: true, cancelable: true}));
+                 return new Promise((ok) => requestAnimationFrame(() => ok(performance.now() - t)));
+               }"""
+        )
+        page.close()
+        return {"browser_first_ms": first, "browser_toggle_ms": toggle, "browser_search_ms": search,
+                "browser_zoom_ms": zoom}  # fmt: skip
+
+    run.close = lambda: (chromium.close(), pw.stop())
+    return run
+
+
+def _fmt(v, spec):
+    return "-" if v is None else format(v, spec)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="ResNet-50 only")
+    ap.add_argument("--browser", action="store_true", help="also time the view in headless Chromium")
+    args = ap.parse_args()
+    timer = browser_timer() if args.browser else None
+    if args.browser and timer is None:
+        print("# no browser: Chromium or Playwright unavailable", flush=True)
+    rows = []
+    try:
+        for name, build in models(args.quick):
+            rows.extend(measure(name, build, timer))
+    finally:
+        if timer is not None:
+            timer.close()
+    cols = [("model", "<32", "model"), ("view", "<6", "view"), ("items", ">6", "items"),
+            ("build_s", ">8.2f", "build s"), ("payload_kb", ">11.0f", "payload KB"),
+            ("svg_s", ">6.2f", "svg s"), ("svg_kb", ">7.0f", "svg KB"),
+            ("dagre_ms", ">9.0f", "dagre ms"), ("graphviz_ms", ">12.0f", "graphviz ms"),
+            ("toggle_ms", ">10.0f", "toggle ms"), ("toggle_max_ms", ">8.0f", "max ms"),
+            ("search_ms", ">10.1f", "search ms")]  # fmt: skip
+    if timer is not None:
+        cols += [("browser_first_ms", ">12.0f", "browser 1st"), ("browser_toggle_ms", ">10.0f", "b.toggle"),
+                 ("browser_search_ms", ">9.0f", "b.search"), ("browser_zoom_ms", ">7.0f", "b.zoom")]  # fmt: skip
+    print(" ".join(format(title, spec.split(".")[0]) for _, spec, title in cols))
+    for r in rows:
+        print(" ".join(_fmt(r.get(k), spec) if k not in ("model", "view") else format(r[k], spec)
+                       for k, spec, _ in cols))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""``relay.viz.explore(mod)``: a real model as a hierarchical, searchable graph.
+
+This module turns a :class:`~relay_nb.viz.hierarchy.Hierarchy` into the compact data the
+explorer's front end reads (:func:`explore_data`), and opens the notebook widget
+(:class:`relay_nb.notebook.explorer.GraphExplorer`).  Without anywidget (or outside a
+notebook) the result is the Hierarchy itself, which displays as the static SVG of its
+first view.
+
+Why the browser lays out: a toggle, a search jump or a zoom then needs no round trip
+to the kernel (the 200 ms budget) and keeps working when the kernel is busy or gone; each
+open group is laid out on its own with dagre (vendored in ``widgets/vendor``) and cached,
+so a toggle lays out only the toggled group's ancestors.  ``benchmarks/bench_views.py``
+measures it against Graphviz per group: Graphviz is faster per group (2-7x on a fully
+open transformer), but in Chromium a toggle takes 4-50 ms and a first draw 150-370 ms on
+GPT-2 / ResNet-50 / 24-layer sizes, well inside the budget, so the round trip would buy
+nothing.  Groups shaped like a weight module (inputs into one op) or a chain (layers,
+stages) skip dagre altogether.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any, Optional
+
+from .hierarchy import Hierarchy, Region, hierarchy, op_name
+
+
+def explore_data(h: Hierarchy, expanded: Optional[Collection[str]] = None) -> dict:
+    """The front end's data: groups (parents first), nodes and edges as index lists,
+    the open groups and the printed program.
+
+    Node rows are ``[id, label, kind, group, type, attrs, line, end_line, fill, op,
+    uses, highlighted]``; group rows ``[path, label, kind, parent, size, ops]``;
+    ``edges`` is a flat ``[tail, head, ...]`` list of node indices.
+    """
+    from ..notebook.inspector import line_offsets, line_range
+
+    groups = sorted(h.groups.values(), key=lambda g: (g.depth, g.id))
+    gindex = {g.id: k for k, g in enumerate(groups)}
+    group_rows = [
+        [g.id, g.label, g.kind, gindex[g.parent] if g.parent else -1, g.size, g.ops] for g in groups
+    ]
+    text = h.graph.text
+    offsets = line_offsets(text)
+    nindex: dict[str, int] = {}
+    node_rows = []
+    for k, (node_id, info) in enumerate(h.nodes.items()):
+        nindex[node_id] = k
+        line = info.text_line
+        end = line_range(text, line, info.text_column or 1, offsets)[1] if line else None
+        node_rows.append([
+            node_id, info.label.split("\n")[0], info.kind,
+            gindex[h.group_of[node_id]] if h.group_of[node_id] else -1,
+            info.type_text, info.attrs_text, line, end, info.fill,
+            1 if op_name(info) is not None else 0, int(info.uses), 1 if info.highlighted else 0,
+        ])  # fmt: skip
+    edges: list[int] = []
+    for t, hd in h.edges:
+        edges.extend((nindex[t], nindex[hd]))
+    open_ = h.initial() if expanded is None else expanded
+    return {
+        "groups": group_rows,
+        "nodes": node_rows,
+        "edges": edges,
+        "expanded": sorted(open_),
+        "text": text,
+    }
+
+
+def explore(
+    obj: Any,
+    mode: str = "dag",
+    regions: Collection[Region] = (),
+    highlight: Collection = (),
+    title: str = "",
+    show_types: bool = True,
+    *,
+    id_prefix: str = "",
+) -> Any:
+    """Explore ``obj`` (an IRModule or expression) as a graph of collapsible groups.
+
+    Groups are global functions, fused functions, scopes and the model's module paths
+    (see :mod:`relay_nb.viz.hierarchy`); the view opens at a readable top level (tens
+    of items).  In a notebook: click a group to open it in place, wheel to zoom, drag to
+    pan, search by op / name / type / attribute (Enter for the next match, Shift+Enter
+    for the previous one, ``b`` to go back), click a node to select its line in the text.
+
+    Parameters
+    ----------
+    obj
+        The program.
+    mode
+        ``"dag"`` (dataflow, sharing visible) or ``"anf"`` (A-normal form scopes).
+    regions
+        :class:`~relay_nb.viz.Region` s naming parts of the program.
+    highlight
+        Expressions to mark (e.g. the nodes a pass changed); a closed group holding one
+        is marked too.
+    id_prefix
+        Prefix of the node ids (views of two programs side by side keep them apart).
+
+    Returns
+    -------
+    GraphExplorer
+        The widget (with the static SVG of its first view for exported notebooks); a
+        :class:`~relay_nb.viz.Hierarchy` when anywidget is not installed.
+
+    Examples
+    --------
+    >>> mod, params = relay.testing.resnet.get_workload(num_layers=50)
+    >>> relay.viz.explore(mod)            # doctest: +SKIP
+    """
+    from .graph import build_graph
+
+    graph = build_graph(obj, mode=mode, highlight=highlight, show_types=show_types,
+                        max_nodes=10**9, id_prefix=id_prefix, with_dot=False)  # fmt: skip
+    h = hierarchy(obj, mode=mode, regions=regions, graph=graph)
+    try:
+        from ..notebook.explorer import GraphExplorer
+    except ImportError:  # no anywidget: the static picture
+        return h
+    return GraphExplorer.from_hierarchy(h, title=title)
+
+
+__all__ = ["explore", "explore_data"]

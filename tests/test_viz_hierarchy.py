@@ -1,0 +1,444 @@
+"""relay.viz.hierarchy: which nodes fall in which group for each grouping source, the
+visible graph for a set of open groups, search, and the static fallback (issue 15 §1-§3)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import relay_nb as relay
+from relay_nb.ir.span import Source, Span
+from relay_nb.viz.render import available_engine
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _paths(h) -> dict[str, str]:
+    """{first label line: group path} (labels are unique in these small programs)."""
+    return {n.label.split("\n")[0]: h.path(i) for i, n in h.nodes.items()}
+
+
+def _ops_in(h, group: str) -> list[str]:
+    return sorted(h.nodes[i].label for i in h.members(group) if h.nodes[i].kind == "call")
+
+
+# -- grouping sources -----------------------------------------------------------------------
+
+
+def test_global_functions_are_top_level_groups():
+    mod = relay.parse(
+        """
+        def @helper(%a: Tensor[(2), float32]) { exp(%a) }
+        def @main(%x: Tensor[(2), float32]) { %0 = @helper(%x); log(%0) }
+        """
+    )
+    h = relay.viz.hierarchy(mod)
+    paths = _paths(h)
+    assert paths["exp"] == "/@helper"
+    assert paths["log"] == "/@main"
+    assert paths["@helper"] == "/@main"  # the call of @helper is in @main
+    assert sorted(h.top_groups) == ["/@helper", "/@main"]
+    assert h.groups["/@helper"].kind == "global" and h.groups["/@helper"].ops == 1
+
+
+def test_fused_functions_are_groups_labelled_with_their_ops():
+    mod = relay.parse(
+        """
+        def @main(%x: Tensor[(1, 3, 8, 8), float32], %w: Tensor[(4, 3, 3, 3), float32]) {
+          %0 = nn.conv2d(%x, %w, padding=[1, 1]);
+          nn.relu(%0)
+        }"""
+    )
+    mod = relay.transform.FuseOps(fuse_opt_level=2)(relay.transform.InferType()(mod))
+    h = relay.viz.hierarchy(mod)
+    (fused,) = [g for g in h.groups.values() if g.kind == "fused"]
+    assert fused.label == "fused nn.conv2d+nn.relu"
+    assert fused.parent == "/@main" and fused.ops == 2
+    assert _ops_in(h, fused.id) == ["nn.conv2d", "nn.relu"]
+    # The call of the fused function stays in @main, outside the group.
+    call = h.find(mod["main"].body)
+    assert h.path(call) == "/@main"
+
+
+def test_if_branches_match_clauses_and_closures_are_scopes():
+    mod = relay.parse(
+        """
+        #[version = "0.0.5"]
+        type List[A] { Cons(A, List[A]), Nil }
+        def @main(%c: bool, %x: Tensor[(2), float32], %l: List[Tensor[(2), float32]]) {
+          %0 = if (%c) { exp(%x) } else { log(%x) };
+          %1 = fn (%y: Tensor[(2), float32]) { sqrt(%y) };
+          %2 = %1(%0);
+          match (%l) {
+            Cons(%h, _) => tanh(%h),
+            Nil => %2,
+          }
+        }"""
+    )
+    h = relay.viz.hierarchy(mod)
+    kinds = {g.kind for g in h.groups.values()}
+    assert {"global", "then", "else", "function", "clause"} <= kinds
+    paths = _paths(h)
+    assert h.groups[paths["exp"]].kind == "then"
+    assert h.groups[paths["log"]].kind == "else"
+    assert h.groups[paths["sqrt"]].kind == "function"
+    assert h.groups[paths["tanh"]].kind == "clause"
+    assert h.groups[paths["tanh"]].parent == "/@main"
+    # %0..%2 are used only in the Nil clause, so they are computed there (as in ANF).
+    nil = h.groups[paths["sqrt"]].parent
+    assert h.groups[nil].kind == "clause" and h.groups[nil].label == "Nil =>"
+    assert h.groups[paths["exp"]].parent == h.groups[paths["log"]].parent == nil
+
+
+def test_anf_mode_groups_the_let_scopes():
+    mod = relay.parse(
+        """
+        def @main(%c: bool, %x: Tensor[(2), float32]) {
+          %0 = exp(%x);
+          if (%c) { %1 = log(%0); add(%1, %1) } else { %0 }
+        }"""
+    )
+    h = relay.viz.hierarchy(mod, mode="anf")
+    then = [g for g in h.groups.values() if g.kind == "then"]
+    assert len(then) == 1
+    labels = [h.nodes[i].label for i in h.members(then[0].id)]
+    assert any("log(" in s for s in labels) and any("add(" in s for s in labels)
+    (exp_binding,) = [i for i, n in h.nodes.items() if "exp(" in n.label]
+    assert h.path(exp_binding) == "/@main"  # computed before the if: outside the branches
+
+
+def _torch_style_block():
+    """conv (weight, bias) -> relu -> dense, with PyTorch state-dict names."""
+    x = relay.var("x", shape=(1, 8))
+    w1 = relay.var("layer1.0.conv1.weight", shape=(8, 8))
+    b1 = relay.var("layer1.0.conv1.bias", shape=(8,))
+    w2 = relay.var("layer1.0.fc.weight", shape=(4, 8))
+    h1 = relay.nn.bias_add(relay.nn.dense(x, w1), b1)
+    r = relay.nn.relu(h1)
+    out = relay.nn.dense(r, w2)
+    return relay.IRModule.from_expr(relay.Function([x, w1, b1, w2], out))
+
+
+def test_module_paths_from_importer_weight_names():
+    h = relay.viz.hierarchy(_torch_style_block())
+    paths = _paths(h)
+    assert paths["nn.dense"] in ("/@main/layer1/0/conv1", "/@main/layer1/0/fc")
+    assert paths["nn.bias_add"] == "/@main/layer1/0/conv1"
+    assert paths["%layer1_0_conv1_weight"] == "/@main/layer1/0/conv1"
+    # relu reads only conv1's output: it joins the module enclosing conv1.
+    assert paths["nn.relu"] == "/@main/layer1/0"
+    # layer1 holds nothing but layer1.0: one group, labelled with the full name.
+    assert "/@main/layer1" not in h.groups
+    assert h.groups["/@main/layer1/0"].label == "layer1.0"
+    assert h.groups["/@main/layer1/0"].parent == "/@main"
+    assert h.groups["/@main/layer1/0/conv1"].label == "layer1.0.conv1"
+    # The fc group has the dense and its weight (2 nodes).
+    assert len(h.members("/@main/layer1/0/fc")) == 2
+
+
+def test_module_paths_from_tvm_zoo_names():
+    mod, _ = relay.testing.resnet.get_workload(num_layers=18, batch_size=1, image_shape=(3, 32, 32))
+    h = relay.viz.hierarchy(mod)
+    params = {p.name_hint: p for p in mod["main"].params}
+    where = {name: h.path(h.find(p)) for name, p in params.items()}
+    assert where["stage1_unit1_conv1_weight"] == "/@main/stage1/unit1/conv1"
+    assert where["stage1_unit1_bn1_moving_var"] == "/@main/stage1/unit1/bn1"
+    assert where["stage4_unit2_conv2_weight"] == "/@main/stage4/unit2/conv2"
+    assert where["fc1_bias"] == "/@main/fc1"
+    assert h.groups["/@main/stage2/unit1"].label == "stage2_unit1"
+    # Every conv2d sits in a conv or shortcut module named by its weight.
+    for i, n in h.nodes.items():
+        if n.label == "nn.conv2d":
+            assert h.path(i).rsplit("/", 1)[-1] in ("conv0", "conv1", "conv2", "sc"), h.path(i)
+    # The first view is readable: tens of items, not the 200+ nodes.
+    view = h.view(h.initial())
+    assert 10 <= len(view.items) <= 40
+
+
+def test_module_paths_from_importer_span_names():
+    x = relay.var("x", shape=(2,))
+
+    def named(call, name):
+        return relay.ir.expr.Call(call.op, call.args, call.attrs, span=Span(Source(name, ""), 0, 0))
+
+    a = named(relay.exp(x), "/encoder/layer.0/attn/Exp")
+    b = named(relay.log(a), "/encoder/layer.0/attn/Log")
+    c = named(relay.tanh(b), "/encoder/layer.0/mlp/Tanh")
+    d = named(relay.sqrt(c), "/encoder/layer.0/mlp/Sqrt")
+    h = relay.viz.hierarchy(relay.Function([x], d))
+    paths = _paths(h)
+    assert paths["exp"] == paths["log"]
+    assert paths["exp"].endswith("/encoder/layer.0/attn")
+    assert paths["tanh"].endswith("/encoder/layer.0/mlp")
+    assert h.groups[paths["exp"]].kind == "span"
+    # Parsed programs' spans (a real line) are not importer names.
+    parsed = relay.parse("def @main(%x: Tensor[(2), float32]) { exp(%x) }")
+    assert _paths(relay.viz.hierarchy(parsed))["exp"] == "/@main"
+
+
+def test_regions_named_by_the_user():
+    x = relay.var("x", shape=(2,))
+    a = relay.exp(x)
+    b = relay.log(a)
+    c = relay.tanh(b)
+    d = relay.sqrt(c)
+    fn = relay.Function([x], d)
+    h = relay.viz.hierarchy(fn, regions=[relay.viz.Region("post/mid", [c], [a])])
+    paths = _paths(h)
+    assert paths["log"] == paths["tanh"] and paths["log"].endswith("/post/mid")
+    assert h.groups[paths["log"]].kind == "region"
+    assert not paths["exp"].endswith("/post/mid") and not paths["sqrt"].endswith("/post/mid")
+    with pytest.raises(relay.RelayError):
+        relay.viz.hierarchy(fn, regions=["post"])
+
+
+def test_a_long_unnamed_program_is_cut_into_runs():
+    x = relay.var("x", shape=(2,))
+    y = x
+    for k in range(300):
+        y = relay.exp(y) if k % 2 else relay.log(y)
+    h = relay.viz.hierarchy(relay.Function([x], y))
+    runs = [g for g in h.groups.values() if g.kind == "range"]
+    assert len(runs) >= 300 // 32
+    assert all(len(g.nodes) <= 32 for g in runs)
+    first = h.view(h.initial())
+    assert len(first.items) <= 40
+    full = h.view(h.expand_all())
+    assert len(full.items) == len(h.nodes)
+
+
+# -- collapse / expand ----------------------------------------------------------------------
+
+
+def test_collapsed_groups_are_one_item_with_lifted_edges():
+    h = relay.viz.hierarchy(_torch_style_block())
+    conv = "/@main/layer1/0/conv1"
+    v = h.view({"/@main", "/@main/layer1/0"})  # conv1 and fc closed
+    assert conv in v.items and v.items[conv] == "/@main/layer1/0"
+    assert not any(i in v.items for i in h.members(conv))
+    relu = h.find(_first(h, "nn.relu"))
+    # conv1 -> relu -> fc: one edge each way through the collapsed groups
+    assert v.edges[(conv, relu)] == 1
+    assert v.edges[(relu, "/@main/layer1/0/fc")] == 1
+    assert set(v.clusters) == {"/@main", "/@main/layer1/0"}
+
+    all_open = h.view(h.expand_all())
+    assert set(all_open.items) == set(h.nodes)
+    assert sum(all_open.edges.values()) == len(h.edges)
+    top = h.view(h.to_level(0))
+    assert list(top.items) == ["/@main"] and not top.edges
+    level1 = h.view(h.to_level(1))
+    assert "/@main/layer1/0" in level1.items and conv not in level1.items
+
+
+def _first(h, label):
+    for n in h.nodes.values():
+        if n.label == label:
+            return n.expr
+    raise AssertionError(label)
+
+
+def test_reveal_opens_the_groups_holding_a_node():
+    h = relay.viz.hierarchy(_torch_style_block())
+    node = h.find(_first(h, "nn.bias_add"))
+    opened = h.reveal(set(), node)
+    assert opened == {"/@main", "/@main/layer1/0", "/@main/layer1/0/conv1"}
+    assert node in h.view(opened).items
+
+
+def test_edges_between_collapsed_groups_count_every_edge():
+    mod, _ = relay.testing.resnet.get_workload(num_layers=18, batch_size=1, image_shape=(3, 32, 32))
+    h = relay.viz.hierarchy(mod)
+    v = h.view({"/@main", "/@main/stage1"})
+    assert ("/@main/stage1/unit1", "/@main/stage1/unit2") in v.edges
+    # Every edge from a node in stage1 to a node in stage2 is counted on the lifted edges.
+    inside = {"/@main/stage1": set(h.members("/@main/stage1")), "/@main/stage2": set(h.members("/@main/stage2"))}
+    crossing = sum(1 for t, hd in h.edges if t in inside["/@main/stage1"] and hd in inside["/@main/stage2"])
+    lifted = sum(n for (a, b), n in v.edges.items() if a.startswith("/@main/stage1/") and b == "/@main/stage2")
+    assert crossing == lifted > 0
+    total = sum(h.view(h.expand_all()).edges.values())
+    assert total == len(h.edges)
+
+
+# -- search ---------------------------------------------------------------------------------
+
+
+def test_search_by_op_name_var_global_type_and_attribute():
+    mod = relay.parse(
+        """
+        def @helper(%a: Tensor[(2, 7), float32]) { nn.softmax(%a, axis=1) }
+        def @main(%x: Tensor[(2, 7), float32], %layer1.weight: Tensor[(7, 7), float32]) {
+          %0 = nn.dense(%x, %layer1.weight);
+          @helper(%0)
+        }""".replace("layer1.weight", "layer1_weight")
+    )
+    h = relay.viz.hierarchy(mod)
+    hits = h.search("softmax")
+    assert [m.field for m in hits] == ["op"] and hits[0].path == "/@helper"
+    names = {(m.field, m.text) for m in h.search("layer1_w")}
+    assert ("name", "%layer1_weight") in names  # the variable (and the def reading it)
+    assert all(f == "name" for f, _ in names)
+    glob = {(m.field, m.text, m.path) for m in h.search("@helper")}
+    assert ("name", "@helper", "/@main") in glob  # the call of the global
+    assert ("name", "def @helper(%a)", "/@helper") in glob  # its definition
+    typed = h.search("(2, 7)")
+    assert {m.field for m in typed} == {"type"} and len(typed) >= 3
+    attr = h.search("axis=1")
+    assert [(m.field, h.nodes[m.id].label) for m in attr] == [("attrs", "nn.softmax")]
+    assert h.search("   ") == []
+    groups = h.search("helper")
+    assert any(m.field == "group" and m.id == "/@helper" for m in groups)
+
+
+# -- static fallback ------------------------------------------------------------------------
+
+needs_graphviz = pytest.mark.skipif(available_engine() is None, reason="no Graphviz renderer")
+
+
+@needs_graphviz
+def test_static_fallback_is_the_collapsed_top_level_as_svg():
+    mod, _ = relay.testing.resnet.get_workload(num_layers=18, batch_size=1, image_shape=(3, 32, 32))
+    h = relay.viz.hierarchy(mod)
+    bundle = h._repr_mimebundle_()
+    svg = bundle["image/svg+xml"]
+    assert "<svg" in svg
+    first = h.view(h.initial())
+    for item in first.items:
+        assert f'id="{item}"' in svg
+    # Collapsed: the members of a closed group are not drawn.
+    closed = [i for i in first.items if i in h.groups]
+    assert closed
+    hidden = h.members(closed[0])
+    assert not any(f'id="{n}"' in svg for n in hidden)
+    assert re.search(r">\d+ ops?<", svg)  # a collapsed group says what it holds
+    assert len(svg) < 150_000
+
+
+@needs_graphviz
+def test_the_explorer_widget_carries_the_static_svg_and_syncs_its_state():
+    pytest.importorskip("anywidget")
+    from relay_nb.notebook.explorer import GraphExplorer
+
+    view = relay.viz.explore(_torch_style_block())
+    assert isinstance(view, GraphExplorer)
+    data = view._repr_mimebundle_()
+    data = data[0] if isinstance(data, tuple) else data
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert "<svg" in data["text/html"] and "relay-explore-static" in data["text/html"]
+    # Python drives the same state the front end shows.
+    view.collapse("/@main/layer1/0")
+    assert "/@main/layer1/0" in view.visible()
+    view.select(view.hierarchy.find(_first(view.hierarchy, "nn.bias_add")))
+    assert "/@main/layer1/0/conv1" in view.expanded
+    first, last = view.selected_lines
+    assert "nn.bias_add" in view.data["text"].split("\n")[first - 1]
+    assert [m.path for m in view.search("relu")] == ["/@main/layer1/0"] and view.query == "relu"
+    # The payload is compact: one row per node, edges as index pairs.
+    assert len(view.data["nodes"]) == len(view.hierarchy.nodes)
+    assert len(view.data["edges"]) == 2 * len(view.hierarchy.edges)
+
+
+def test_explorer_assets_ship_dagre_with_its_license():
+    widgets = ROOT / "widgets"
+    dagre = (widgets / "vendor" / "dagre.min.js").read_text()
+    assert dagre.startswith('"use strict";var dagre=') and "dagre.LICENSE" in dagre
+    assert "Permission is hereby granted" in (widgets / "vendor" / "dagre.LICENSE").read_text()
+    js = (widgets / "graph_explorer.js").read_text() + (widgets / "explore_layout.js").read_text()
+    assert "http://" not in js.replace("http://www.w3.org/2000/svg", "") and "https://" not in js
+
+
+# -- the front end computes the same views (Node.js) -----------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no Node.js")
+def test_front_end_views_and_search_match_python(tmp_path):
+    from relay_nb.viz.explore import explore_data
+
+    mod, _ = relay.testing.resnet.get_workload(num_layers=18, batch_size=1, image_shape=(3, 32, 32))
+    h = relay.viz.hierarchy(mod)
+    data = explore_data(h)
+    states = [sorted(h.initial()), [], sorted(h.to_level(2)), sorted(h.expand_all()),
+              sorted(h.reveal(set(), h.find(mod["main"].params[20])))]  # fmt: skip
+    queries = ["conv2d", "stage3_unit2", "(1, 64", "axis=1", "nothing-like-this"]
+    (tmp_path / "data.json").write_text(json.dumps({"data": data, "states": states, "queries": queries}))
+    lib = "\n".join((ROOT / "widgets" / f).read_text() for f in ("vendor/dagre.min.js", "explore_layout.js"))
+    (tmp_path / "lib.mjs").write_text(lib + "\nexport { exploreModel, visibleView, layoutView, searchModel };\n")
+    (tmp_path / "run.mjs").write_text(
+        """
+import fs from "fs";
+import { exploreModel, visibleView, layoutView, searchModel } from "./lib.mjs";
+const { data, states, queries } = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+const m = exploreModel(data);
+const views = states.map((ids) => {
+  const v = visibleView(m, new Set(ids.map((id) => m.groupIndex.get(id))));
+  const lay = layoutView(m, v);
+  for (const key of v.items.keys()) if (!lay.pos.has(key)) throw new Error("not laid out: " + key);
+  return { items: [...v.items.keys()].sort(), edges: [...v.edges.values()].map(([a, b, n]) => `${a}>${b}>${n}`).sort() };
+});
+const found = queries.map((q) => searchModel(m, q).map((x) => x.key));
+console.log(JSON.stringify({ views, found }));
+"""
+    )
+    out = subprocess.run(["node", str(tmp_path / "run.mjs"), str(tmp_path / "data.json")],
+                         capture_output=True, text=True, timeout=300, check=True)  # fmt: skip
+    got = json.loads(out.stdout)
+    for ids, js in zip(states, got["views"]):
+        v = h.view(ids)
+        assert js["items"] == sorted(v.items)
+        assert js["edges"] == sorted(f"{a}>{b}>{n}" for (a, b), n in v.edges.items())
+    for q, keys in zip(queries, got["found"]):
+        assert keys == [m.id for m in h.search(q)], q
+
+
+def test_a_weight_read_by_every_layer_names_no_module():
+    """An attention mask read in every layer (and an input named with "_") stays out of the
+    module paths; the op comparing it joins the layer that uses the result."""
+    x = relay.var("x", shape=(2, 2))
+    mask = relay.var("attn_mask", shape=(2, 2))
+    y = x
+    for i in range(3):
+        w = relay.var(f"h.{i}.attn.weight", shape=(2, 2))
+        s = relay.nn.dense(y, w)
+        y = relay.where(relay.greater(mask, relay.const(0.0)), s, y)
+    h = relay.viz.hierarchy(relay.IRModule.from_expr(relay.Function(relay.analysis.free_vars(y), y)))
+    greater = [i for i, n in h.nodes.items() if n.label == "greater"]
+    assert sorted(h.path(i) for i in greater) == [f"/@main/h/{i}" for i in range(3)]
+    assert h.path(h.find(mask)) == "/@main/h"
+    from relay_nb.viz.hierarchy import var_module_path
+
+    assert var_module_path("input_ids") == () and var_module_path("attn_mask") == ()
+    assert var_module_path("bn_data_moving_var") == (("bn", "_"), ("data", "_"))
+    assert var_module_path("layer1.0.downsample.1.running_mean") == tuple((p, ".") for p in ("layer1", "0", "downsample", "1"))
+
+
+def test_explore_data_lines_are_the_inspector_rule():
+    """Every node's (line, end_line) in the widget data is what line_range gives (the
+    data computes the line offsets once; a 2,000-node program took seconds otherwise)."""
+    from relay_nb.notebook.inspector import line_range
+    from relay_nb.viz.explore import explore_data
+
+    mod = relay.parse(
+        """
+        def @main(%c: bool, %x: Tensor[(2), float32]) {
+          %0 = fn (%y: Tensor[(2), float32]) { exp(%y) };
+          %1 = if (%c) { %0(%x) } else { log(%x) };
+          add(%1, %1)
+        }"""
+    )
+    h = relay.viz.hierarchy(mod)
+    data = explore_data(h)
+    text = data["text"]
+    rows = {row[0]: row for row in data["nodes"]}
+    for node_id, info in h.nodes.items():
+        row = rows[node_id]
+        assert row[6] == info.text_line
+        if info.text_line:
+            assert row[7] == line_range(text, info.text_line, info.text_column or 1)[1]
+    spans = {h.nodes[i].label: (rows[i][6], rows[i][7]) for i in rows}
+    first, last = next(v for k, v in spans.items() if k.startswith("if"))
+    assert last > first  # an if spans its branches

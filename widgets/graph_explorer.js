@@ -1,0 +1,558 @@
+// The graph explorer's view (anywidget ESM; Python side: relay_nb/notebook/explorer.py).
+// Concatenated after vendor/dagre.min.js and explore_layout.js (exploreModel,
+// visibleView, layoutView, searchModel, reveal, ...), so it is one module with no
+// imports: no bundler, no CDN, works offline.
+//
+// Model traitlets: data (groups, nodes, edges, expanded, text), expanded (open group
+// paths, synced both ways), selected (node id), query (search text), title.
+// Interaction: click a group to open/close it in place; wheel zooms at the pointer, drag
+// pans, buttons fit / zoom / expand all / collapse to level; the search box lists
+// matches (Enter / n: next, Shift+Enter / N: previous, b: back to before the last jump);
+// hover shows details; click a node to select its lines in the text view.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function svgEl(tag, attrs) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+  return node;
+}
+
+function render({ model, el: root }) {
+  root.classList.add("relay-ex");
+  const title = el("div", "relay-ex-title");
+  const bar = el("div", "relay-ex-bar");
+  const search = el("input", "relay-ex-search");
+  search.type = "search";
+  search.placeholder = "search op, %name, @global, type, attr\u2026";
+  const count = el("span", "relay-ex-count");
+  const buttons = {};
+  for (const [name, label, tip] of [
+    ["prev", "\u25b2", "previous match (Shift+Enter)"],
+    ["next", "\u25bc", "next match (Enter)"],
+    ["fit", "fit", "fit the graph to the view"],
+    ["zin", "+", "zoom in"],
+    ["zout", "\u2212", "zoom out"],
+    ["all", "expand all", "open every group"],
+    ["top", "collapse", "collapse to the first view"],
+  ]) {
+    const b = el("button", "relay-ex-btn relay-ex-" + name, label);
+    b.title = tip;
+    buttons[name] = b;
+  }
+  const level = el("select", "relay-ex-level");
+  level.title = "collapse to level N";
+  bar.append(search, buttons.prev, buttons.next, count, buttons.fit, buttons.zin, buttons.zout, buttons.all, buttons.top, level);
+  const stage = el("div", "relay-ex-stage");
+  stage.tabIndex = 0;
+  const svg = svgEl("svg", { class: "relay-ex-svg" });
+  const defs = svgEl("defs");
+  const marker = svgEl("marker", { id: "relay-ex-arrow", viewBox: "0 0 10 10", refX: "10", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto-start-reverse" });
+  marker.append(svgEl("path", { d: "M0,0 L10,5 L0,10 z", class: "relay-ex-arrowhead" }));
+  defs.append(marker);
+  const viewport = svgEl("g", { class: "relay-ex-viewport" });
+  svg.append(defs, viewport);
+  stage.append(svg);
+  const results = el("div", "relay-ex-results");
+  const info = el("div", "relay-ex-info");
+  const code = el("pre", "relay-ex-text");
+  const side = el("div", "relay-ex-side");
+  side.append(results, info, code);
+  const body = el("div", "relay-ex-body");
+  body.append(stage, side);
+  root.replaceChildren(title, bar, body);
+
+  let m = null;
+  let open = new Set();
+  let cache = new Map();
+  let layout = null;
+  let view = null;
+  let t = { x: 10, y: 10, k: 1 };
+  let matches = [];
+  let current = -1;
+  const history = [];
+  let lineNodes = [];
+  const itemEls = new Map();
+
+  // Until the user pans or zooms, the view refits when the stage gets its size (a
+  // widget drawn in a hidden tab, e.g. the stepper's graph tab, starts at width 0).
+  let moved = false;
+  const resize = new ResizeObserver(() => {
+    if (!moved && stage.clientWidth > 0) fit(true);
+  });
+  resize.observe(stage);
+
+  function applyTransform() {
+    viewport.setAttribute("transform", `translate(${t.x},${t.y}) scale(${t.k})`);
+  }
+
+  function setOpenFromModel() {
+    open = new Set();
+    for (const id of model.get("expanded") || []) if (m.groupIndex.has(id)) open.add(m.groupIndex.get(id));
+  }
+
+  function saveOpen() {
+    const ids = [...open].map((g) => m.groups[g].id).sort();
+    model.set("expanded", ids);
+    model.save_changes();
+  }
+
+  function showInfo(key) {
+    info.replaceChildren();
+    if (!key) {
+      info.append(el("div", "relay-ex-hint", "hover a node for details; click a group to open it, a node to select its lines"));
+      return;
+    }
+    const rows = [];
+    if (m.groupIndex.has(key)) {
+      const g = m.groups[m.groupIndex.get(key)];
+      info.append(el("div", "relay-ex-label", g.label));
+      rows.push(["group", g.kind], ["holds", `${g.size} nodes, ${g.ops} ops`], ["path", g.id]);
+    } else {
+      const n = m.nodes[m.nodeIndex.get(key)];
+      info.append(el("div", "relay-ex-label", n.label));
+      const g = n.group >= 0 ? m.groups[n.group].id : "/";
+      rows.push(["kind", n.kind + (n.uses >= 2 && n.kind !== "var" ? ` (shared: ${n.uses} uses)` : "")], ["type", n.type || "-"], ["attrs", n.attrs || "-"]);
+      rows.push(["line", n.line ? (n.end && n.end !== n.line ? `${n.line}-${n.end}` : `${n.line}`) : "-"], ["path", g], ["id", n.id]);
+    }
+    const table = el("table", "relay-ex-table");
+    for (const [k, v] of rows) {
+      const tr = el("tr");
+      tr.append(el("th", "", k), el("td", "relay-ex-" + k, v));
+      table.append(tr);
+    }
+    info.append(table);
+  }
+
+  function markLines(key, cls, scroll) {
+    for (const l of code.querySelectorAll("." + cls)) l.classList.remove(cls);
+    if (!key || !m.nodeIndex.has(key)) return;
+    const n = m.nodes[m.nodeIndex.get(key)];
+    if (!n.line) return;
+    for (let i = n.line; i <= (n.end || n.line) && i <= lineNodes.length; i++) lineNodes[i - 1].classList.add(cls);
+    if (scroll && lineNodes[n.line - 1]) {
+      const line = lineNodes[n.line - 1];
+      code.scrollTop = line.offsetTop - code.offsetTop - code.clientHeight / 3;
+    }
+  }
+
+  function drawText() {
+    const text = (model.get("data") || {}).text || "";
+    const frag = document.createDocumentFragment();
+    lineNodes = text.split("\n").map((line, i) => {
+      const div = el("div", "relay-ex-line");
+      div.append(el("span", "relay-ex-lineno", String(i + 1)), el("span", "relay-ex-code", line));
+      frag.append(div);
+      return div;
+    });
+    code.replaceChildren(frag);
+  }
+
+  // Groups holding a highlighted node (e.g. what a pass changed) are marked when closed.
+  let hot = new Set();
+  function computeHot() {
+    hot = new Set();
+    for (const n of m.nodes) {
+      if (!n.hl) continue;
+      for (let g = n.group; g >= 0 && !hot.has(g); g = m.groups[g].parent) hot.add(g);
+    }
+  }
+
+  function edgePath(a, b) {
+    const x1 = a.x + a.w / 2;
+    const y1 = a.y + a.h;
+    const x2 = b.x + b.w / 2;
+    const y2 = b.y;
+    const dy = Math.max(Math.abs(y2 - y1) / 2, 20);
+    return `M${x1},${y1} C${x1},${y1 + dy} ${x2},${y2 - dy} ${x2},${y2}`;
+  }
+
+  function draw() {
+    const t0 = performance.now();
+    view = visibleView(m, open);
+    layout = layoutView(m, view, cache);
+    viewport.replaceChildren();
+    itemEls.clear();
+    const gBoxes = svgEl("g");
+    const gEdges = svgEl("g", { class: "relay-ex-edges" });
+    const gItems = svgEl("g");
+    const byDepth = [...layout.boxes.entries()].sort((a, b) => m.groups[a[0]].depth - m.groups[b[0]].depth);
+    for (const [c, box] of byDepth) {
+      const g = m.groups[c];
+      const grp = svgEl("g", { class: `relay-ex-cluster relay-ex-k-${g.kind}`, "data-key": g.id });
+      grp.append(svgEl("rect", { x: box.x, y: box.y, width: box.w, height: box.h, rx: 6 }));
+      const label = svgEl("text", { x: box.x + 8, y: box.y + 13, class: "relay-ex-cluster-label" });
+      label.textContent = "\u25be " + g.label;
+      grp.append(label);
+      gBoxes.append(grp);
+      itemEls.set(g.id, grp);
+    }
+    for (const [key, info] of view.items) {
+      const p = layout.pos.get(key);
+      const box = itemBox(m, info);
+      const cls = info.group ? `relay-ex-group relay-ex-k-${m.groups[info.index].kind}` : `relay-ex-node relay-ex-kind-${m.nodes[info.index].kind}`;
+      const grp = svgEl("g", { class: cls, "data-key": key, transform: `translate(${p.x},${p.y})` });
+      const rect = svgEl("rect", { width: p.w, height: p.h, rx: info.group ? 4 : 9 });
+      if (!info.group) rect.setAttribute("fill", m.nodes[info.index].fill || "#fff");
+      if ((info.group && hot.has(info.index)) || (!info.group && m.nodes[info.index].hl)) grp.classList.add("relay-ex-hl");
+      grp.append(rect);
+      if (info.group) grp.append(svgEl("rect", { class: "relay-ex-stack", x: 3, y: 3, width: p.w, height: p.h, rx: 4 }));
+      box.lines.forEach((line, i) => {
+        const text = svgEl("text", { x: info.group ? 8 : 8, y: 14 + i * 13, class: i ? "relay-ex-sub" : "relay-ex-main" });
+        text.textContent = (info.group && i === 0 ? "\u25b8 " : "") + line;
+        grp.append(text);
+      });
+      gItems.append(grp);
+      itemEls.set(key, grp);
+    }
+    for (const [a, b, n] of view.edges.values()) {
+      const pa = layout.pos.get(a);
+      const pb = layout.pos.get(b);
+      if (!pa || !pb) continue;
+      const path = svgEl("path", { d: edgePath(pa, pb), "marker-end": "url(#relay-ex-arrow)" });
+      if (n > 1) path.setAttribute("stroke-width", String(Math.min(1 + Math.log2(n), 4)));
+      gEdges.append(path);
+    }
+    viewport.append(gBoxes, gEdges, gItems);
+    markSelected();
+    markMatches();
+    root.dataset.drawMs = String(Math.round(performance.now() - t0));
+    root.dataset.items = String(view.items.size);
+  }
+
+  function markSelected() {
+    const sel = model.get("selected");
+    for (const g of viewport.querySelectorAll(".relay-ex-selected")) g.classList.remove("relay-ex-selected");
+    const g = sel && itemEls.get(sel);
+    if (g) g.classList.add("relay-ex-selected");
+    markLines(sel, "relay-ex-line-selected", true);
+  }
+
+  function markMatches() {
+    const keys = new Set(matches.map((x) => x.key));
+    for (const [key, g] of itemEls) g.classList.toggle("relay-ex-match", keys.has(key));
+    const cur = matches[current];
+    for (const g of viewport.querySelectorAll(".relay-ex-current")) g.classList.remove("relay-ex-current");
+    if (cur && itemEls.get(cur.key)) itemEls.get(cur.key).classList.add("relay-ex-current");
+  }
+
+  // The whole graph in view; with `width`, fit its width only (a tall model opens
+  // readable at its top, not shrunk to a thin strip).
+  function fit(width) {
+    if (!layout) return;
+    const W = stage.clientWidth || 800;
+    const H = stage.clientHeight || 500;
+    const kw = W / (layout.width + 20);
+    const k = Math.min(width === true ? Math.max(kw, 0.05) : Math.min(kw, H / (layout.height + 20)), 1.2);
+    t = { k, x: (W - layout.width * k) / 2, y: 10 };
+    applyTransform();
+  }
+
+  function boxOf(key) {
+    if (layout.pos.has(key)) return layout.pos.get(key);
+    const g = m.groupIndex.get(key);
+    return g !== undefined ? layout.boxes.get(g) : null;
+  }
+
+  function zoomTo(key) {
+    const b = boxOf(key);
+    if (!b) return;
+    const W = stage.clientWidth || 800;
+    const H = stage.clientHeight || 500;
+    moved = true;
+    const k = Math.max(Math.min(t.k, 2), 0.9);
+    t = { k, x: W / 2 - (b.x + b.w / 2) * k, y: H / 2 - (b.y + b.h / 2) * k };
+    applyTransform();
+  }
+
+  function zoomBy(f, cx, cy) {
+    const W = stage.clientWidth || 800;
+    const H = stage.clientHeight || 500;
+    cx = cx === undefined ? W / 2 : cx;
+    cy = cy === undefined ? H / 2 : cy;
+    moved = true;
+    const k = Math.min(Math.max(t.k * f, 0.02), 8);
+    t = { k, x: cx - ((cx - t.x) * k) / t.k, y: cy - ((cy - t.y) * k) / t.k };
+    applyTransform();
+  }
+
+
+  // Open or close a group, keeping its box where it was on screen.
+  function toggle(g) {
+    const key = m.groups[g].id;
+    const before = boxOf(key);
+    if (open.has(g)) open.delete(g);
+    else open.add(g);
+    draw();
+    const after = boxOf(key);
+    moved = true;
+    if (before && after) {
+      t.x += (before.x - after.x) * t.k;
+      t.y += (before.y - after.y) * t.k;
+      applyTransform();
+    }
+    saveOpen();
+  }
+
+  function jump(i) {
+    if (!matches.length) return;
+    current = (i + matches.length) % matches.length;
+    const hit = matches[current];
+    history.push({ t: { ...t }, open: new Set(open) });
+    const next = reveal(m, open, hit.key);
+    const added = [...next].filter((g) => !open.has(g));
+    if (added.length) {
+      open = next;
+      draw();
+      saveOpen();
+    } else {
+      markMatches();
+    }
+    zoomTo(hit.key);
+    count.textContent = `${current + 1} / ${matches.length}`;
+    for (const r of results.querySelectorAll(".relay-ex-result-current")) r.classList.remove("relay-ex-result-current");
+    const row = results.children[current];
+    if (row) {
+      row.classList.add("relay-ex-result-current");
+      row.scrollIntoView({ block: "nearest" });
+    }
+    if (!hit.group) {
+      model.set("selected", hit.key);
+      model.save_changes();
+    }
+  }
+
+  function back() {
+    const prev = history.pop();
+    if (!prev) return;
+    open = prev.open;
+    draw();
+    t = prev.t;
+    applyTransform();
+    saveOpen();
+  }
+
+  let lastQuery = null;
+  let searchTimer = null;
+  function runSearch() {
+    clearTimeout(searchTimer);
+    const q = search.value;
+    if (q === lastQuery) return;
+    lastQuery = q;
+    matches = searchModel(m, q);
+    current = -1;
+    results.replaceChildren();
+    for (const [i, hit] of matches.slice(0, 300).entries()) {
+      const row = el("div", "relay-ex-result");
+      const where = hit.group ? m.groups[hit.index].parent : m.nodes[hit.index].group;
+      row.append(el("span", "relay-ex-result-text", hit.text), el("span", "relay-ex-result-path", where >= 0 ? m.groups[where].id : "/"));
+      row.dataset.key = hit.key;
+      row.addEventListener("click", () => jump(i));
+      results.append(row);
+    }
+    count.textContent = q.trim() ? `${matches.length} match${matches.length === 1 ? "" : "es"}` : "";
+    markMatches();
+    if (model.get("query") !== q) {
+      model.set("query", q);
+      model.save_changes();
+    }
+  }
+
+  function onKey(event) {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      if (event.target === search) runSearch();
+      jump(event.shiftKey ? current - 1 : current + 1);
+    } else if (event.target !== search && (event.key === "n" || event.key === "N")) {
+      jump(event.key === "N" ? current - 1 : current + 1);
+    } else if (event.target !== search && event.key === "b") {
+      back();
+    } else if (event.target !== search && event.key === "f") {
+      fit();
+    } else {
+      return;
+    }
+    event.stopPropagation();
+  }
+
+  // -- events ---------------------------------------------------------------------------
+  search.addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(runSearch, 120);
+  });
+  search.addEventListener("keydown", onKey);
+  stage.addEventListener("keydown", onKey);
+  buttons.next.addEventListener("click", () => jump(current + 1));
+  buttons.prev.addEventListener("click", () => jump(current - 1));
+  buttons.fit.addEventListener("click", () => fit());
+  buttons.zin.addEventListener("click", () => zoomBy(1.25));
+  buttons.zout.addEventListener("click", () => zoomBy(0.8));
+  buttons.all.addEventListener("click", () => {
+    open = new Set(m.groups.map((g) => g.i));
+    draw();
+    fit();
+    saveOpen();
+  });
+  buttons.top.addEventListener("click", () => {
+    open = new Set();
+    for (const id of (model.get("data") || {}).expanded || []) if (m.groupIndex.has(id)) open.add(m.groupIndex.get(id));
+    draw();
+    fit();
+    saveOpen();
+  });
+  level.addEventListener("change", () => {
+    const n = Number(level.value);
+    if (Number.isNaN(n)) return;
+    open = new Set(m.groups.filter((g) => g.depth < n).map((g) => g.i));
+    draw();
+    fit();
+    saveOpen();
+    level.value = "";
+  });
+
+  stage.addEventListener("wheel", (event) => {
+    event.preventDefault();
+    const r = stage.getBoundingClientRect();
+    zoomBy(Math.exp(-event.deltaY * 0.0015), event.clientX - r.left, event.clientY - r.top);
+  }, { passive: false });
+  let drag = null;
+  stage.addEventListener("pointerdown", (event) => {
+    drag = { x: event.clientX, y: event.clientY, tx: t.x, ty: t.y, moved: false };
+  });
+  stage.addEventListener("pointermove", (event) => {
+    if (!drag) return;
+    const dx = event.clientX - drag.x;
+    const dy = event.clientY - drag.y;
+    if (!drag.moved && Math.abs(dx) + Math.abs(dy) < 4) return;
+    if (!drag.moved) stage.setPointerCapture(event.pointerId);
+    drag.moved = true;
+    moved = true;
+    t.x = drag.tx + dx;
+    t.y = drag.ty + dy;
+    applyTransform();
+  });
+  const endDrag = (event) => {
+    if (drag && drag.moved && stage.hasPointerCapture(event.pointerId)) stage.releasePointerCapture(event.pointerId);
+    setTimeout(() => (drag = null), 0);
+  };
+  stage.addEventListener("pointerup", endDrag);
+  stage.addEventListener("pointercancel", endDrag);
+
+  function itemAt(target) {
+    const g = target.closest && target.closest("[data-key]");
+    return g && viewport.contains(g) ? g.dataset.key : null;
+  }
+  viewport.addEventListener("click", (event) => {
+    if (drag && drag.moved) return;
+    const key = itemAt(event.target);
+    if (!key) return;
+    stage.focus({ preventScroll: true });
+    if (m.groupIndex.has(key)) {
+      const g = m.groupIndex.get(key);
+      // A closed group opens anywhere; an open group closes from its title only (its
+      // background is where one pans and clicks between its nodes).
+      if (!open.has(g) || event.target.classList.contains("relay-ex-cluster-label")) toggle(g);
+    } else {
+      clicked = true; // the node is in view: selecting it must not move the view
+      model.set("selected", model.get("selected") === key ? "" : key);
+      model.save_changes();
+      clicked = false;
+    }
+  });
+  viewport.addEventListener("dblclick", (event) => {
+    const key = itemAt(event.target);
+    if (key) zoomTo(key);
+  });
+  viewport.addEventListener("mouseover", (event) => {
+    const key = itemAt(event.target);
+    if (!key) return;
+    showInfo(key);
+    markLines(key, "relay-ex-line-hover", false);
+  });
+  viewport.addEventListener("mouseout", () => {
+    showInfo(model.get("selected") || null);
+    markLines(null, "relay-ex-line-hover", false);
+  });
+
+  function load() {
+    const data = model.get("data") || {};
+    m = exploreModel({ groups: data.groups || [], nodes: data.nodes || [], edges: data.edges || [] });
+    for (const n of m.nodes) n.hl = (data.nodes[n.i] || [])[11] === 1;
+    computeHot();
+    cache = new Map();
+    lastQuery = null;
+    setOpenFromModel();
+    const depth = m.groups.reduce((d, g) => Math.max(d, g.depth + 1), 0);
+    level.replaceChildren(el("option", "", "level\u2026"));
+    level.firstChild.value = "";
+    for (let d = 1; d <= depth; d++) {
+      const o = el("option", "", `level ${d}`);
+      o.value = String(d);
+      level.append(o);
+    }
+    title.textContent = model.get("title") || "";
+    title.style.display = title.textContent ? "" : "none";
+    drawText();
+    draw();
+    // A small program gets a small stage (the stepper shows two side by side).
+    const tall = layout.height * 1.2 + 40;
+    const h = `${Math.round(Math.max(180, Math.min(560, tall)))}px`;
+    stage.style.height = h;
+    side.style.height = tall < 400 ? "" : h;
+    moved = false;
+    showInfo(null);
+    requestAnimationFrame(() => fit(true));
+    if (model.get("query")) {
+      search.value = model.get("query");
+      runSearch();
+    }
+  }
+
+  let clicked = false;
+  const onExpanded = () => {
+    const ids = new Set(model.get("expanded") || []);
+    const mine = new Set([...open].map((g) => m.groups[g].id));
+    if (ids.size === mine.size && [...ids].every((id) => mine.has(id))) return;
+    setOpenFromModel();
+    draw();
+  };
+  const onSelected = () => {
+    markSelected();
+    const sel = model.get("selected");
+    if (sel && !itemEls.has(sel) && m.nodeIndex.has(sel)) {
+      open = reveal(m, open, sel);
+      draw();
+      saveOpen();
+    }
+    if (sel && itemEls.has(sel) && !clicked) zoomTo(sel);
+    showInfo(sel || null);
+  };
+  const onQuery = () => {
+    if (search.value !== model.get("query")) {
+      search.value = model.get("query");
+      runSearch();
+    }
+  };
+  model.on("change:data", load);
+  model.on("change:expanded", onExpanded);
+  model.on("change:selected", onSelected);
+  model.on("change:query", onQuery);
+  load();
+
+  return () => {
+    resize.disconnect();
+    model.off("change:data", load);
+    model.off("change:expanded", onExpanded);
+    model.off("change:selected", onSelected);
+    model.off("change:query", onQuery);
+  };
+}
+
+export default { render };
