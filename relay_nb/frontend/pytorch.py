@@ -229,7 +229,7 @@ class _Graph:
                 raise FrontendError(
                     f"{_op_name(node.target)} node {_line(node)!r} could not be converted: {msg}", span
                 ) from None
-        results = self._user_outputs(outputs)
+        results = [self._output(o) for o in outputs]
         body = results[0] if len(results) == 1 else Tuple(tuple(results))
         order = [s.target for s in self.ep.graph_signature.input_specs if s.target in self.params]
         return IRModule.from_expr(Function(self.inputs + [self.params[t] for t in order], body))
@@ -249,21 +249,21 @@ class _Graph:
             return out
         return fold(out)
 
-    def _user_outputs(self, outputs: list) -> list:
-        specs = self.ep.graph_signature.output_specs
-        mutated = [s.target for s in specs if s.kind.name != "USER_OUTPUT"]
-        if mutated:
-            raise FrontendError(
-                f"the program updates {', '.join(map(str, mutated))} (a module in training mode?); "
-                "call module.eval() before exporting"
-            )
-        results = []
-        for o in outputs:
-            e = self.value(o)
-            if not isinstance(e, Expr):
-                raise FrontendError(f"output {getattr(o, 'name', o)!r} is not a tensor")
-            results.append(e)
-        return results
+    def _output(self, o: Any) -> Expr:
+        e = self.value(o)
+        if not isinstance(e, Expr):
+            raise FrontendError(f"output {getattr(o, 'name', o)!r} is not a tensor")
+        return e
+
+
+def _check_no_mutation(ep: Any) -> None:
+    """A program that updates its buffers (batch-norm statistics) has side effects Relay drops."""
+    mutated = [s.target for s in ep.graph_signature.output_specs if s.kind.name != "USER_OUTPUT"]
+    if mutated:
+        shown = ", ".join(map(str, mutated[:4])) + (", ..." if len(mutated) > 4 else "")
+        raise FrontendError(
+            f"the program updates {shown} (a module in training mode?); call module.eval() before exporting"
+        )
 
 
 def _getitem(value: Any, index: int, node: Any) -> Any:
@@ -349,6 +349,7 @@ def from_exported_program(
     from .pytorch_ops import ATEN_OPS
 
     ep = exported_program.run_decompositions() if decompose else exported_program
+    _check_no_mutation(ep)
     _unsupported(ep, ATEN_OPS)
     g = _Graph(ep, freeze_params)
     mod = InferType()(g.run(ATEN_OPS))

@@ -96,7 +96,8 @@ _UNARY = {
     aten.sign.default: R.sign, aten.relu.default: nn.relu, aten.log2.default: R.log2,
     aten.asin.default: R.asin, aten.acos.default: R.acos, aten.atan.default: R.atan,
     aten.sinh.default: R.sinh, aten.cosh.default: R.cosh, aten.isnan.default: R.isnan,
-    aten.isinf.default: R.isinf,
+    aten.isinf.default: R.isinf, aten.log10.default: R.log10, aten.asinh.default: R.asinh,
+    aten.acosh.default: R.acosh, aten.atanh.default: R.atanh,
 }
 for _o, _fn in _UNARY.items():
     # an integer input of a float function (sigmoid(int)) is computed in the output dtype
@@ -228,6 +229,15 @@ def clamp_tensor(a):
 @aten_op(aten.leaky_relu.default)
 def leaky_relu(a):
     return nn.leaky_relu(a[0], alpha=float(a[1]))
+
+
+@aten_op(aten.elu.default)
+def elu(a):
+    # scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1))
+    x = a[0]
+    neg = R.multiply(_as(a["alpha"], a.dtype), R.subtract(R.exp(R.multiply(x, _as(a["input_scale"], a.dtype))), _as(1, a.dtype)))
+    out = R.where(R.greater(x, _as(0, a.dtype)), x, neg)
+    return out if a["scale"] == 1 else R.multiply(out, _as(a["scale"], a.dtype))
 
 
 @aten_op(aten.gelu.default)
@@ -436,9 +446,12 @@ def arg_reduce(a):
     return R.reshape(R.cast(out, "int64"), a.shape)
 
 
-@aten_op(aten.var.correction)
+@aten_op(aten.var.correction, aten.var.dim)
 def var(a):
-    correction = 1 if a["correction"] is None else float(a["correction"])
+    if "unbiased" in a.names:
+        correction = 1 if a["unbiased"] else 0
+    else:
+        correction = 1 if a["correction"] is None else float(a["correction"])
     if correction not in (0, 1):
         raise FrontendError(f"var with correction={correction} is not supported (only 0 and 1)")
     axes = _axes(a["dim"], len(a.shape_of(0)))
@@ -579,6 +592,20 @@ def constant_pad(a):
     return nn.pad(a[0], width, _as(float(a[2]), a.dtype))
 
 
+_PAD_MODES = {"reflection": "reflect", "replication": "edge"}
+
+
+@aten_op(aten.reflection_pad1d.default, aten.reflection_pad2d.default, aten.reflection_pad3d.default,
+         aten.replication_pad1d.default, aten.replication_pad2d.default, aten.replication_pad3d.default)
+def mode_pad(a):
+    pad = [int(p) for p in a[1]]
+    rank = len(a.shape_of(0))
+    width = [[0, 0] for _ in range(rank)]
+    for i in range(len(pad) // 2):  # pairs start at the last dimension
+        width[rank - 1 - i] = [pad[2 * i], pad[2 * i + 1]]
+    return nn.pad(a[0], width, pad_mode=_PAD_MODES[str(a.node.target).split("_")[0].split(".")[1]])
+
+
 @aten_op(aten.embedding.default)
 def embedding(a):
     return R.take(a[0], a[1], axis=0)
@@ -623,6 +650,11 @@ def arange(a):
 @aten_op(aten.full.default, aten.full_like.default)
 def full(a):
     return R.full(_as(a[1], a.dtype), a.shape, a.dtype)
+
+
+@aten_op(aten.empty.memory_format, aten.empty_strided.default)
+def empty(a):
+    return R.full(_as(0, a.dtype), a.shape, a.dtype)  # any value will do: it gets overwritten
 
 
 @aten_op(aten.scalar_tensor.default)
