@@ -241,3 +241,11 @@ def test_operator_groups_match_pytorch(name):
         got = _run(kind, mod, args)
         errors = [rel_error(g, w) for g, w in zip(got, want)]
         assert len(got) == len(want) and max(errors) <= 1e-4, (kind, errors)
+
+
+def test_dynamic_dims_are_refused_clearly():
+    model, inputs = M.efficientnet()
+    batch = torch.export.Dim("batch", min=2, max=8)
+    ep = torch.export.export(model, inputs, dynamic_shapes={"x": {0: batch}})
+    with pytest.raises(relay.RelayError, match=r"input 'x' has dynamic dimensions"):
+        relay.frontend.from_exported_program(ep)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import RelayError
 from ..ir.expr import Call, Constant, Expr, Op, Tuple, TupleGetItem, Var, const
-from ..ir.functor import ExprMutator
+from ..ir.functor import ExprMutator, _dataflow_children
 from ..ir.span import Source, Span
 from ..ir.ty import TensorType, TupleType, Type
 
@@ -35,11 +35,25 @@ class _Fragment(ExprMutator):
     """Copies the untyped part of a graph; typed nodes become variables of their type."""
 
     def visit(self, expr: Expr) -> Expr:
-        if expr not in self.memo_map and not isinstance(expr, Op):
+        if self._outermost:
+            self._cut_at_typed(expr)
+        return super().visit(expr)
+
+    def _cut_at_typed(self, root: Expr) -> None:
+        # The mutator walks children with its own stack, not through visit(), so the typed
+        # frontier is marked in the memo first; otherwise every fragment would reach back to
+        # the graph's inputs and importing would be quadratic in the model's size.
+        stack, seen = [root], set()
+        while stack:
+            expr = stack.pop()
+            if id(expr) in seen or expr in self.memo_map or isinstance(expr, Op):
+                continue
+            seen.add(id(expr))
             t = _known_type(expr)
             if t is not None:
                 self.memo_map[expr] = Var("t", t)
-        return super().visit(expr)
+            else:
+                stack.extend(_dataflow_children(expr))
 
 
 def _known_type(expr: Expr) -> Optional[Type]:

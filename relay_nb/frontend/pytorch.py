@@ -196,7 +196,14 @@ class _Graph:
             raise FrontendError(
                 f"input {node.name!r} is a {type(val).__name__}, not a tensor; pass tensors only"
             )
-        v = Var(node.name, TensorType(_dims(val.shape), relay_dtype(val.dtype)))
+        dims = _dims(val.shape)
+        if not all(isinstance(d, int) for d in dims):
+            # the converters read static shapes from the FX graph; `?` dims are not there yet
+            raise FrontendError(
+                f"input {node.name!r} has dynamic dimensions {tuple(val.shape)}; export with static "
+                "shapes (no dynamic_shapes=) to import it"
+            )
+        v = Var(node.name, TensorType(dims, relay_dtype(val.dtype)))
         self.inputs.append(v)
         self.values[node] = v
 
@@ -244,6 +251,9 @@ class _Graph:
         if isinstance(out, (list, tuple)):
             return [self._bind(o, span) for o in out]
         _stamp(out, span)
+        # type each node as it is made: type_of only types what is not typed yet, and only
+        # the fragment's root keeps its type, so the typed frontier must follow the walk
+        type_of(out)
         # `full` stays a call (a fill value and a shape), not a big constant in the module
         if getattr(getattr(out, "op", None), "name", None) == "full":
             return out
