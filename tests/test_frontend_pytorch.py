@@ -122,14 +122,20 @@ def test_from_exported_program_decomposes_first():
         relay.frontend.from_exported_program(ep, decompose=False)
 
 
+class _Distances(nn.Module):
+    def forward(self, x):
+        return torch.cdist(x, x * 2) + torch.cdist(x, x), x
+
+
 class _Unsupported(nn.Module):
     def __init__(self):
         super().__init__()
         self.head = nn.Linear(4, 4)
+        self.dist = _Distances()
 
     def forward(self, x):
-        y = self.head(x)
-        return torch.cumsum(y, 1) + torch.cumsum(y, 0), torch.topk(y, 2).values
+        y, _ = self.dist(self.head(x))
+        return y, torch.fft.rfft(x).abs()
 
 
 def test_unsupported_ops_are_listed_in_one_error():
@@ -137,8 +143,23 @@ def test_unsupported_ops_are_listed_in_one_error():
         relay.frontend.from_pytorch(_Unsupported().eval(), (torch.randn(3, 4),))
     msg = str(info.value)
     assert "2 ATen operator(s) relay_nb cannot import" in msg
-    assert "aten.cumsum.default: cumsum, cumsum_1" in msg
-    assert "aten.topk.default: topk" in msg
+    # each use is named by module path and node, as the views name it
+    assert "aten._cdist_forward.default: dist/_cdist_forward, dist/_cdist_forward_1" in msg
+    assert "aten._fft_r2c.default: _fft_r2c" in msg
+
+
+def test_op_whose_relay_operator_is_missing_is_unsupported(monkeypatch):
+    from relay_nb.frontend import pytorch_ops
+
+    monkeypatch.setitem(pytorch_ops.NEEDS, torch.ops.aten.relu.default, ("no_such_relay_op",))
+    with pytest.raises(relay.RelayError, match=r"aten\.relu\.default: act/relu \[needs the Relay operator\(s\) no_such_relay_op\]"):
+        relay.frontend.from_pytorch(_act(), (torch.randn(2),))
+
+
+def _act():
+    model = nn.Sequential()
+    model.add_module("act", nn.ReLU())
+    return model
 
 
 def test_bad_arguments_and_training_mode_are_clear_errors():
@@ -229,9 +250,29 @@ OP_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", list(OP_CASES))
+# cases on Relay operators another branch adds: skipped (and said so) until they exist
+NEEDS_CASES = {
+    "sorting_and_gather": (
+        lambda m, x, i: (torch.cumsum(x, 1), torch.cumsum(i, 0), torch.topk(x, 3).values, torch.topk(x, 2, dim=0, largest=False).indices,
+                         torch.sort(x, 1).values, torch.sort(x, 0, descending=True).indices, torch.gather(x, 1, i % 6),
+                         x.scatter(1, i[:, :2] % 6, -x[:, :3]), x.scatter(0, i[:2] % 4, 9.0),
+                         x.scatter_add(1, i % 6, torch.ones_like(x))),
+        (_x(4, 6), _x(4, 6, dtype=torch.int64, high=12)), {},
+    ),
+}
+
+
+def _needs_case(name):
+    from relay_nb.op.registry import has_op
+
+    missing = [n for n in ("cumsum", "topk", "sort", "argsort", "gather", "scatter_elements") if not has_op(n)]
+    marks = pytest.mark.skip(reason=f"Relay operator(s) {missing} not registered yet (added on another branch)") if missing else ()
+    return pytest.param(name, marks=marks)
+
+
+@pytest.mark.parametrize("name", list(OP_CASES) + [_needs_case(n) for n in NEEDS_CASES])
 def test_operator_groups_match_pytorch(name):
-    fn, inputs, layers = OP_CASES[name]
+    fn, inputs, layers = {**OP_CASES, **NEEDS_CASES}[name]
     torch.manual_seed(0)
     model = _Fn(fn, **layers).eval()
     want = _eager(model, inputs)
@@ -249,3 +290,21 @@ def test_dynamic_dims_are_refused_clearly():
     ep = torch.export.export(model, inputs, dynamic_shapes={"x": {0: batch}})
     with pytest.raises(relay.RelayError, match=r"input 'x' has dynamic dimensions"):
         relay.frontend.from_exported_program(ep)
+
+
+class _PoolIndices(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.MaxPool2d(2, return_indices=True)
+
+    def forward(self, x):
+        values, indices = self.pool(x)
+        return values, indices
+
+
+def test_conversion_error_names_the_node_and_its_module():
+    with pytest.raises(relay.RelayError) as info:
+        relay.frontend.from_pytorch(_PoolIndices().eval(), (torch.randn(1, 2, 4, 4),))
+    msg = str(info.value)
+    assert "output 1 of 'max_pool2d_with_indices' is not supported" in msg
+    assert "pool/" in msg  # the module path, in the message and in the quoted source line

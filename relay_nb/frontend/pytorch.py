@@ -303,19 +303,23 @@ def _op_name(target: Any) -> str:
     return name if name.startswith("aten.") or "." in name else getattr(target, "__name__", name)
 
 
-def _unsupported(ep: Any, ops: Mapping[Any, Callable]) -> None:
+def _unsupported(ep: Any, ops: Mapping[Any, Callable], needs: Mapping[Any, list]) -> None:
     import operator
 
     missing: dict[str, list[str]] = {}
+    why: dict[str, list[str]] = {}
     for node in ep.graph.nodes:
         if node.op == "call_function" and node.target is not operator.getitem and node.target not in ops:
             missing.setdefault(_op_name(node.target), []).append(_line(node))
+            if node.target in needs:
+                why[_op_name(node.target)] = needs[node.target]
     if not missing:
         return
     lines = []
     for op, where in sorted(missing.items()):
         shown = ", ".join(where[:5]) + (f", ... ({len(where)} nodes)" if len(where) > 5 else "")
-        lines.append(f"  {op}: {shown}")
+        because = f" [needs the Relay operator(s) {', '.join(why[op])}]" if op in why else ""
+        lines.append(f"  {op}: {shown}{because}")
     raise FrontendError(
         f"the program uses {len(missing)} ATen operator(s) relay_nb cannot import:\n" + "\n".join(lines)
     )
@@ -356,13 +360,15 @@ def from_exported_program(
             f"from_exported_program expects a torch.export.ExportedProgram, got {type(exported_program).__name__}"
         )
     from ..transform.infer_type import InferType
-    from .pytorch_ops import ATEN_OPS
+    from .pytorch_ops import ATEN_OPS, missing_relay_ops
 
     ep = exported_program.run_decompositions() if decompose else exported_program
     _check_no_mutation(ep)
-    _unsupported(ep, ATEN_OPS)
+    needs = missing_relay_ops()
+    table = {k: v for k, v in ATEN_OPS.items() if k not in needs}
+    _unsupported(ep, table, needs)
     g = _Graph(ep, freeze_params)
-    mod = InferType()(g.run(ATEN_OPS))
+    mod = InferType()(g.run(table))
     return mod, dict(g.param_values)
 
 

@@ -22,13 +22,36 @@ from .. import op as _op_pkg  # noqa: F401  (registers the operators)
 from ..ir.expr import Call, Constant, Expr, const
 from ..op import api as R
 from ..op import nn
+from ..op._common import call
 from ..op.image import resize2d
+from ..op.registry import has_op
 from . import onnx_ops
 from .common import FrontendError, dtype_of
 from .pytorch import Args, relay_dtype
 
 aten = torch.ops.aten
 ATEN_OPS: dict[Any, Callable[[Args], Any]] = {}
+
+# ATen op -> Relay operators it needs that other branches add; see missing_relay_ops().
+NEEDS: dict[Any, tuple[str, ...]] = {
+    aten.cumsum.default: ("cumsum",),
+    aten.topk.default: ("topk",),
+    aten.sort.default: ("sort", "argsort"),
+    aten.gather.default: ("gather",),
+    aten.scatter.src: ("scatter_elements",),
+    aten.scatter.value: ("scatter_elements",),
+    aten.scatter_add.default: ("scatter_elements",),
+}
+
+
+def missing_relay_ops() -> dict[Any, list[str]]:
+    """ATen op -> the Relay operators it needs that are not registered (yet)."""
+    out = {}
+    for aten_overload, needs in NEEDS.items():
+        gone = [n for n in needs if not has_op(n)]
+        if gone:
+            out[aten_overload] = gone
+    return out
 
 
 def aten_op(*overloads: Any) -> Callable:
@@ -677,4 +700,48 @@ def upsample(a):
     return resize2d(a[0], a.shape[2:], method="linear", coordinate_transformation_mode=mode)
 
 
-__all__ = ["ATEN_OPS", "aten_op"]
+# --- ops on Relay operators other branches add (see NEEDS) ----------------------------------
+
+
+@aten_op(aten.cumsum.default)
+def cumsum(a):
+    axis = _axis(int(a[1]), max(len(a.shape_of(0)), 1))
+    return call("cumsum", _as(a[0], a.dtype), axis=axis, dtype=a.dtype, exclusive=False)
+
+
+@aten_op(aten.topk.default)
+def topk(a):
+    axis = _axis(int(a["dim"]), len(a.shape_of(0)))
+    # Relay's topk always returns its k sorted; an unsorted torch.topk may order them freely
+    return call("topk", a[0], k=int(a[1]), axis=axis, ret_type="both", is_ascend=not a["largest"], dtype="int64")
+
+
+@aten_op(aten.sort.default)
+def sort(a):
+    axis = _axis(int(a["dim"]), len(a.shape_of(0)))
+    ascend = not a["descending"]
+    return [call("sort", a[0], axis=axis, is_ascend=ascend),
+            call("argsort", a[0], axis=axis, is_ascend=ascend, dtype="int64")]
+
+
+@aten_op(aten.gather.default)
+def gather(a):
+    return call("gather", a[0], a[2], axis=_axis(int(a[1]), len(a.shape_of(0))))
+
+
+@aten_op(aten.scatter.src, aten.scatter.value, aten.scatter_add.default)
+def scatter(a):
+    x, index = a[0], a[2]
+    axis = _axis(int(a[1]), len(a.shape_of(0)))
+    ishape = a.shape_of(2)
+    if isinstance(a[3], Expr):
+        updates = _as(a[3], a.dtype)
+        if a.shape_of(3) != ishape:  # only the part of src that index covers is used
+            updates = R.strided_slice(updates, [0] * len(ishape), list(ishape))
+    else:
+        updates = R.full(_as(a[3], a.dtype), ishape, a.dtype)
+    reduction = "add" if "scatter_add" in str(a.node.target) else "update"
+    return call("scatter_elements", x, index, updates, axis=axis, reduction=reduction)
+
+
+__all__ = ["ATEN_OPS", "NEEDS", "aten_op", "missing_relay_ops"]
