@@ -38,7 +38,8 @@ def _torch() -> Any:
         import torch
     except ImportError:
         raise FrontendError(
-            "from_pytorch needs PyTorch: pip install torch --index-url https://download.pytorch.org/whl/cpu"
+            "from_pytorch needs PyTorch: "
+            "pip install torch --index-url https://download.pytorch.org/whl/cpu"
         ) from None
     return torch
 
@@ -104,6 +105,8 @@ class Args:
         self.node = node
         self.graph = graph
         schema = getattr(node.target, "_schema", None)
+        # the op's base name ("add" for aten.add.Tensor), for converters shared by a family
+        self.op = schema.name.partition("::")[2] if schema is not None else str(node.target)
         self.names = [arg.name for arg in schema.arguments] if schema is not None else []
         raw = list(node.args)
         for arg in schema.arguments[len(raw):] if schema is not None else ():
@@ -200,8 +203,8 @@ class _Graph:
         if not all(isinstance(d, int) for d in dims):
             # the converters read static shapes from the FX graph; `?` dims are not there yet
             raise FrontendError(
-                f"input {node.name!r} has dynamic dimensions {tuple(val.shape)}; export with static "
-                "shapes (no dynamic_shapes=) to import it"
+                f"input {node.name!r} has dynamic dimensions {tuple(val.shape)}; "
+                "export with static shapes (no dynamic_shapes=) to import it"
             )
         v = Var(node.name, TensorType(dims, relay_dtype(val.dtype)))
         self.inputs.append(v)
@@ -218,11 +221,13 @@ class _Graph:
                 self.placeholder(node)
                 continue
             if node.op == "output":
-                outputs = list(node.args[0]) if isinstance(node.args[0], (list, tuple)) else [node.args[0]]
+                out = node.args[0]
+                outputs = list(out) if isinstance(out, (list, tuple)) else [out]
                 continue
             if node.op != "call_function":
                 raise FrontendError(f"FX node {node.name!r} ({node.op}) is not supported")
             span = node_span(source, i, _line(node))
+            what = f"{_op_name(node.target)} node {_line(node)!r}"
             try:
                 if node.target is operator.getitem:
                     self.values[node] = _getitem(self.values[node.args[0]], node.args[1], node)
@@ -230,12 +235,10 @@ class _Graph:
                 out = ops[node.target](Args(self, node))
                 self.values[node] = self._bind(out, span)
             except FrontendError as e:
-                raise FrontendError(f"{_op_name(node.target)} node {_line(node)!r}: {e.message}", span) from None
+                raise FrontendError(f"{what}: {e.message}", span) from None
             except Exception as e:  # a RelayError from type inference, or a converter bug
                 msg = getattr(e, "message", None) or f"{type(e).__name__}: {e}"
-                raise FrontendError(
-                    f"{_op_name(node.target)} node {_line(node)!r} could not be converted: {msg}", span
-                ) from None
+                raise FrontendError(f"{what} could not be converted: {msg}", span) from None
         results = [self._output(o) for o in outputs]
         body = results[0] if len(results) == 1 else Tuple(tuple(results))
         order = [s.target for s in self.ep.graph_signature.input_specs if s.target in self.params]
@@ -272,7 +275,8 @@ def _check_no_mutation(ep: Any) -> None:
     if mutated:
         shown = ", ".join(map(str, mutated[:4])) + (", ..." if len(mutated) > 4 else "")
         raise FrontendError(
-            f"the program updates {shown} (a module in training mode?); call module.eval() before exporting"
+            f"the program updates {shown} (a module in training mode?); "
+            "call module.eval() before exporting"
         )
 
 
@@ -293,7 +297,9 @@ def _root_name(ep: Any) -> str:
         stack = node.meta.get("nn_module_stack")
         if stack:
             root = list(stack.values())[0][1]
-            return str(root).rpartition(".")[2] if isinstance(root, str) else getattr(root, "__name__", "module")
+            if isinstance(root, str):
+                return root.rpartition(".")[2]  # 'torch_models.ResNet' -> 'ResNet'
+            return getattr(root, "__name__", "module")
     return "module"
 
 
@@ -309,7 +315,9 @@ def _unsupported(ep: Any, ops: Mapping[Any, Callable], needs: Mapping[Any, list]
     missing: dict[str, list[str]] = {}
     why: dict[str, list[str]] = {}
     for node in ep.graph.nodes:
-        if node.op == "call_function" and node.target is not operator.getitem and node.target not in ops:
+        if node.op != "call_function" or node.target is operator.getitem:
+            continue
+        if node.target not in ops:
             missing.setdefault(_op_name(node.target), []).append(_line(node))
             if node.target in needs:
                 why[_op_name(node.target)] = needs[node.target]
@@ -321,7 +329,8 @@ def _unsupported(ep: Any, ops: Mapping[Any, Callable], needs: Mapping[Any, list]
         because = f" [needs the Relay operator(s) {', '.join(why[op])}]" if op in why else ""
         lines.append(f"  {op}: {shown}{because}")
     raise FrontendError(
-        f"the program uses {len(missing)} ATen operator(s) relay_nb cannot import:\n" + "\n".join(lines)
+        f"the program uses {len(missing)} ATen operator(s) relay_nb cannot import:\n"
+        + "\n".join(lines)
     )
 
 
@@ -357,7 +366,8 @@ def from_exported_program(
     torch = _torch()
     if not isinstance(exported_program, torch.export.ExportedProgram):
         raise FrontendError(
-            f"from_exported_program expects a torch.export.ExportedProgram, got {type(exported_program).__name__}"
+            "from_exported_program expects a torch.export.ExportedProgram, "
+            f"got {type(exported_program).__name__}"
         )
     from ..transform.infer_type import InferType
     from .pytorch_ops import ATEN_OPS, missing_relay_ops

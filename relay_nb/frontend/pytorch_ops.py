@@ -101,8 +101,9 @@ def _n(v: Any, n: int) -> list[int]:
 
 def _untranspose(b: Expr) -> Expr:
     """``b.T`` without a transpose of a transpose: addmm's ``mat2`` is ``permute(weight)``."""
-    if isinstance(b, Call) and getattr(b.op, "name", "") == "transpose" and tuple(b.attrs["axes"] or ()) in ((1, 0), ()):
-        return b.args[0]
+    if isinstance(b, Call) and getattr(b.op, "name", "") == "transpose":
+        if tuple(b.attrs["axes"] or ()) in ((1, 0), ()):  # () reverses: the same for 2-d
+            return b.args[0]
     if isinstance(b, Constant):
         return const(np.ascontiguousarray(b.data.T))
     return R.transpose(b, (1, 0))
@@ -122,9 +123,19 @@ _UNARY = {
     aten.isinf.default: R.isinf, aten.log10.default: R.log10, aten.asinh.default: R.asinh,
     aten.acosh.default: R.acosh, aten.atanh.default: R.atanh,
 }
+
+
+def _unary(fn: Callable) -> Callable:
+    def convert(a: Args) -> Expr:
+        # an integer input of a float function (sigmoid(int)) is computed in the output
+        # dtype; a predicate (isnan) keeps its input's
+        return fn(_as(a[0], a.dtype) if a.dtype != "bool" else a[0])
+
+    return convert
+
+
 for _o, _fn in _UNARY.items():
-    # an integer input of a float function (sigmoid(int)) is computed in the output dtype
-    ATEN_OPS[_o] = (lambda fn: lambda a: fn(_as(a[0], a.dtype if a.dtype != "bool" else dtype_of(a[0]))))(_fn)
+    ATEN_OPS[_o] = _unary(_fn)
 
 
 @aten_op(aten.reciprocal.default)
@@ -167,21 +178,19 @@ def _arith(fn: Callable) -> Callable:
 for _o, _fn in {
     aten.mul.Tensor: R.multiply, aten.mul.Scalar: R.multiply, aten.maximum.default: R.maximum,
     aten.minimum.default: R.minimum, aten.remainder.Tensor: R.floor_mod,
-    aten.remainder.Scalar: R.floor_mod, aten.fmod.Tensor: R.trunc_mod, aten.fmod.Scalar: R.trunc_mod,
-    aten.pow.Tensor_Tensor: R.power, aten.pow.Tensor_Scalar: R.power, aten.pow.Scalar: R.power,
-    aten.atan2.default: None,
+    aten.remainder.Scalar: R.floor_mod, aten.fmod.Tensor: R.trunc_mod,
+    aten.fmod.Scalar: R.trunc_mod, aten.pow.Tensor_Tensor: R.power,
+    aten.pow.Tensor_Scalar: R.power, aten.pow.Scalar: R.power,
 }.items():
-    if _fn is not None:
-        ATEN_OPS[_o] = _arith(_fn)
+    ATEN_OPS[_o] = _arith(_fn)
 
 
 @aten_op(aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar)
 def add_sub(a):
-    x, y = _as(a[0], a.dtype), a[1]
-    if a["alpha"] not in (None, 1):
-        y = y * a["alpha"] if not isinstance(y, Expr) else R.multiply(y, _as(a["alpha"], dtype_of(y)))
-    y = _as(y, a.dtype)
-    return (R.add if "add" in str(a.node.target) else R.subtract)(x, y)
+    x, y = _as(a[0], a.dtype), _as(a[1], a.dtype)
+    if a["alpha"] not in (None, 1):  # add(x, y, alpha) = x + alpha * y
+        y = R.multiply(y, _as(a["alpha"], a.dtype))
+    return (R.add if a.op == "add" else R.subtract)(x, y)
 
 
 @aten_op(aten.div.Tensor, aten.div.Scalar, aten.div.Tensor_mode, aten.div.Scalar_mode)
@@ -210,20 +219,21 @@ for _name, _fn in _COMPARE.items():
         ATEN_OPS[getattr(getattr(aten, _name), _ov)] = _compare
 
 
+_LOGICAL = {"and": R.logical_and, "or": R.logical_or, "xor": R.logical_xor}
+_BITWISE = {"and": R.bitwise_and, "or": R.bitwise_or, "xor": R.bitwise_xor}
+
+
 @aten_op(aten.logical_and.default, aten.logical_or.default, aten.logical_xor.default)
 def logical(a):
-    fn = {"and": R.logical_and, "or": R.logical_or, "xor": R.logical_xor}[str(a.node.target).split("_")[1].split(".")[0]]
-    return fn(_bool(_as(a[0], dtype_of(a[0]))), _bool(_as(a[1], dtype_of(a[1]) if isinstance(a[1], Expr) else "bool")))
+    y = a[1] if isinstance(a[1], Expr) else _as(a[1], "bool")
+    return _LOGICAL[a.op.partition("_")[2]](_bool(a[0]), _bool(y))
 
 
 @aten_op(aten.bitwise_and.Tensor, aten.bitwise_or.Tensor, aten.bitwise_xor.Tensor,
          aten.bitwise_and.Scalar, aten.bitwise_or.Scalar, aten.bitwise_xor.Scalar)
 def bitwise(a):
-    kind = str(a.node.target).split("_")[1].split(".")[0]
     x, y = _as(a[0], a.dtype), _as(a[1], a.dtype)
-    if a.dtype == "bool":
-        return {"and": R.logical_and, "or": R.logical_or, "xor": R.logical_xor}[kind](x, y)
-    return {"and": R.bitwise_and, "or": R.bitwise_or, "xor": R.bitwise_xor}[kind](x, y)
+    return (_LOGICAL if a.dtype == "bool" else _BITWISE)[a.op.partition("_")[2]](x, y)
 
 
 @aten_op(aten.where.self)
@@ -258,7 +268,8 @@ def leaky_relu(a):
 def elu(a):
     # scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1))
     x = a[0]
-    neg = R.multiply(_as(a["alpha"], a.dtype), R.subtract(R.exp(R.multiply(x, _as(a["input_scale"], a.dtype))), _as(1, a.dtype)))
+    expm1 = R.subtract(R.exp(R.multiply(x, _as(a["input_scale"], a.dtype))), _as(1, a.dtype))
+    neg = R.multiply(_as(a["alpha"], a.dtype), expm1)
     out = R.where(R.greater(x, _as(0, a.dtype)), x, neg)
     return out if a["scale"] == 1 else R.multiply(out, _as(a["scale"], a.dtype))
 
@@ -372,6 +383,13 @@ def batch_norm(a):
     return [out[0], None, None]  # saved mean/invstd are training outputs
 
 
+def _normalize(x: Expr, axes: list[int], eps: float) -> Expr:
+    """(x - mean) / sqrt(var + eps) over ``axes`` (biased variance, as the norms use)."""
+    mean = R.mean(x, axes, keepdims=True)
+    var = R.variance(x, axes, keepdims=True)
+    return R.divide(R.subtract(x, mean), R.sqrt(R.add(var, _as(eps, dtype_of(x)))))
+
+
 @aten_op(aten.native_layer_norm.default)
 def layer_norm(a):
     x, shape, eps = a[0], list(a[1]), float(a[4])
@@ -380,9 +398,7 @@ def layer_norm(a):
         w = a[2] if a[2] is not None else _ones(shape[0], a.dtype)
         b = a[3] if a[3] is not None else _ones(shape[0], a.dtype, 0.0)
         return [nn.layer_norm(x, w, b, axis=-1, epsilon=eps), None, None]
-    axes = list(range(rank - len(shape), rank))
-    mean = R.mean(x, axes, keepdims=True)
-    out = R.divide(R.subtract(x, mean), R.sqrt(R.add(R.variance(x, axes, keepdims=True), _as(eps, a.dtype))))
+    out = _normalize(x, list(range(rank - len(shape), rank)), eps)
     if a[2] is not None:
         out = R.multiply(out, a[2])
     if a[3] is not None:
@@ -395,10 +411,7 @@ def group_norm(a):
     x, w, b = a[0], a[1], a[2]
     n, c, groups, eps = int(a[3]), int(a[4]), int(a[6]), float(a[7])
     shape = a.shape_of(0)
-    g = R.reshape(x, (n, groups, -1))
-    mean = R.mean(g, [2], keepdims=True)
-    g = R.divide(R.subtract(g, mean), R.sqrt(R.add(R.variance(g, [2], keepdims=True), _as(eps, a.dtype))))
-    out = R.reshape(g, shape)
+    out = R.reshape(_normalize(R.reshape(x, (n, groups, -1)), [2], eps), shape)
     per_channel = (c,) + (1,) * (len(shape) - 2)
     if w is not None:
         out = R.multiply(out, R.reshape(w, per_channel))
@@ -409,7 +422,7 @@ def group_norm(a):
 
 @aten_op(aten._softmax.default, aten._log_softmax.default)
 def softmax(a):
-    fn = nn.log_softmax if "log" in str(a.node.target) else nn.softmax
+    fn = nn.log_softmax if a.op == "_log_softmax" else nn.softmax
     return fn(_as(a[0], a.dtype), axis=int(a[1]))
 
 
@@ -437,9 +450,10 @@ for _o, _fn in {
     ATEN_OPS[_o] = _reduce(_fn)
 
 
-@aten_op(aten.any.dim, aten.any.dims, aten.any.default, aten.all.dim, aten.all.dims, aten.all.default)
+@aten_op(aten.any.dim, aten.any.dims, aten.any.default,
+         aten.all.dim, aten.all.dims, aten.all.default)
 def any_all(a):
-    fn = R.any if str(a.node.target).startswith("aten.any") else R.all
+    fn = R.any if a.op == "any" else R.all
     rank = len(a.shape_of(0))
     dims = a[1] if len(a) > 1 and a.names[1] == "dim" else None
     keep = bool(a["keepdim"]) if "keepdim" in a.names else False
@@ -448,7 +462,7 @@ def any_all(a):
 
 @aten_op(aten.max.dim, aten.min.dim)
 def max_min_dim(a):
-    is_max = str(a.node.target).startswith("aten.max")
+    is_max = a.op == "max"
     rank = len(a.shape_of(0))
     axis, keep = _axis(int(a[1]), rank), bool(a["keepdim"])
     values = (R.max if is_max else R.min)(a[0], [axis], keepdims=keep)
@@ -458,7 +472,7 @@ def max_min_dim(a):
 
 @aten_op(aten.argmax.default, aten.argmin.default)
 def arg_reduce(a):
-    fn = R.argmax if "argmax" in str(a.node.target) else R.argmin
+    fn = R.argmax if a.op == "argmax" else R.argmin
     x = a[0]
     if a["dim"] is None:
         x = R.reshape(x, (-1,))
@@ -478,7 +492,8 @@ def var(a):
     if correction not in (0, 1):
         raise FrontendError(f"var with correction={correction} is not supported (only 0 and 1)")
     axes = _axes(a["dim"], len(a.shape_of(0)))
-    return R.variance(_as(a[0], a.dtype), axes, keepdims=bool(a["keepdim"]), unbiased=correction == 1)
+    x = _as(a[0], a.dtype)
+    return R.variance(x, axes, keepdims=bool(a["keepdim"]), unbiased=correction == 1)
 
 
 # --- shapes and data movement ---------------------------------------------------------------
@@ -531,7 +546,10 @@ def unsqueeze(a):
 def squeeze(a):
     shape = a.shape_of(0)
     dims = a[1] if len(a) > 1 else None
-    dims = range(len(shape)) if dims is None else dims if isinstance(dims, (list, tuple)) else [dims]
+    if dims is None:
+        dims = range(len(shape))
+    elif not isinstance(dims, (list, tuple)):
+        dims = [dims]
     axes = [d for d in (_axis(int(d), len(shape)) for d in dims) if shape[d] == 1]
     return R.squeeze(a[0], axes) if axes else a[0]
 
@@ -618,15 +636,16 @@ def constant_pad(a):
 _PAD_MODES = {"reflection": "reflect", "replication": "edge"}
 
 
-@aten_op(aten.reflection_pad1d.default, aten.reflection_pad2d.default, aten.reflection_pad3d.default,
-         aten.replication_pad1d.default, aten.replication_pad2d.default, aten.replication_pad3d.default)
+@aten_op(aten.reflection_pad1d.default, aten.reflection_pad2d.default,
+         aten.reflection_pad3d.default, aten.replication_pad1d.default,
+         aten.replication_pad2d.default, aten.replication_pad3d.default)
 def mode_pad(a):
     pad = [int(p) for p in a[1]]
     rank = len(a.shape_of(0))
     width = [[0, 0] for _ in range(rank)]
     for i in range(len(pad) // 2):  # pairs start at the last dimension
         width[rank - 1 - i] = [pad[2 * i], pad[2 * i + 1]]
-    return nn.pad(a[0], width, pad_mode=_PAD_MODES[str(a.node.target).split("_")[0].split(".")[1]])
+    return nn.pad(a[0], width, pad_mode=_PAD_MODES[a.op.partition("_")[0]])
 
 
 @aten_op(aten.embedding.default)
@@ -643,7 +662,9 @@ def index_select(a):
 def index(a):
     picks = [(d, t) for d, t in enumerate(a[1]) if t is not None]
     if len(picks) != 1 or dtype_of(picks[0][1]) == "bool":
-        raise FrontendError("indexing with more than one index tensor, or a boolean mask, is not supported")
+        raise FrontendError(
+            "indexing with more than one index tensor, or with a boolean mask, is not supported"
+        )
     d, idx = picks[0]
     return R.take(a[0], idx, axis=d)
 
@@ -692,7 +713,7 @@ def fill(a):
 
 @aten_op(aten.upsample_nearest2d.vec, aten.upsample_bilinear2d.vec)
 def upsample(a):
-    if "nearest" in str(a.node.target):
+    if a.op == "upsample_nearest2d":
         # out[i] = in[floor(i * in / out)]
         return resize2d(a[0], a.shape[2:], method="nearest_neighbor",
                         coordinate_transformation_mode="asymmetric", rounding_method="floor")
@@ -713,7 +734,10 @@ def cumsum(a):
 def topk(a):
     axis = _axis(int(a["dim"]), len(a.shape_of(0)))
     # Relay's topk always returns its k sorted; an unsorted torch.topk may order them freely
-    return call("topk", a[0], k=int(a[1]), axis=axis, ret_type="both", is_ascend=not a["largest"], dtype="int64")
+    return call(
+        "topk", a[0], k=int(a[1]), axis=axis, ret_type="both", is_ascend=not a["largest"],
+        dtype="int64",
+    )
 
 
 @aten_op(aten.sort.default)
@@ -740,7 +764,7 @@ def scatter(a):
             updates = R.strided_slice(updates, [0] * len(ishape), list(ishape))
     else:
         updates = R.full(_as(a[3], a.dtype), ishape, a.dtype)
-    reduction = "add" if "scatter_add" in str(a.node.target) else "update"
+    reduction = "add" if a.op == "scatter_add" else "update"
     return call("scatter_elements", x, index, updates, axis=axis, reduction=reduction)
 
 
