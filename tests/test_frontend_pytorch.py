@@ -308,3 +308,16 @@ def test_conversion_error_names_the_node_and_its_module():
     msg = str(info.value)
     assert "output 1 of 'max_pool2d_with_indices' is not supported" in msg
     assert "pool/" in msg  # the module path, in the message and in the quoted source line
+
+
+def test_float64_models_stay_float64():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(144, 3))
+    model = model.double().eval()
+    x = torch.randn(2, 3, 8, 8, dtype=torch.float64)
+    mod, _ = relay.frontend.from_pytorch(model, (x,))
+    assert str(mod["main"].checked_type.ret_type) == "Tensor[(2, 3), float64]"
+    want = _eager(model, (x,))[0]
+    for kind in ("interpreter", "jit"):
+        got = _run(kind, mod, [x.numpy()])[0]
+        assert got.dtype == np.float64 and rel_error(got, want) <= 1e-12

@@ -187,7 +187,7 @@ class _Graph:
             # integer and bool buffers are masks and indices: they stay constants (as the ONNX
             # importer keeps integer initializers), so what they feed still folds
             if self.freeze or kind == "CONSTANT_TENSOR" or array.dtype.kind not in "fc":
-                self.values[node] = const(array)
+                self.values[node] = const(array, str(array.dtype))
             else:
                 v = Var(target, TensorType(tuple(array.shape), str(array.dtype)))
                 self.params[target] = v

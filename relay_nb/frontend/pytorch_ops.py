@@ -66,11 +66,16 @@ def aten_op(*overloads: Any) -> Callable:
 # --- small helpers --------------------------------------------------------------------------
 
 
+def _const(array: np.ndarray) -> Expr:
+    """A constant of exactly ``array``'s dtype (``relay.const`` makes float64 float32)."""
+    return const(array, str(array.dtype))
+
+
 def _as(x: Any, dtype: str) -> Expr:
     """``x`` (an expression or a Python number) as an expression of ``dtype``."""
     if isinstance(x, Expr):
         return x if dtype_of(x) == dtype else R.cast(x, dtype)
-    return const(np.asarray(x, dtype=dtype))
+    return _const(np.asarray(x, dtype=dtype))
 
 
 def _promoted(a: Args, i: int, j: int) -> str:
@@ -105,7 +110,7 @@ def _untranspose(b: Expr) -> Expr:
         if tuple(b.attrs["axes"] or ()) in ((1, 0), ()):  # () reverses: the same for 2-d
             return b.args[0]
     if isinstance(b, Constant):
-        return const(np.ascontiguousarray(b.data.T))
+        return _const(np.ascontiguousarray(b.data.T))
     return R.transpose(b, (1, 0))
 
 
@@ -370,7 +375,7 @@ def adaptive_max_pool2d(a):
 
 
 def _ones(n: int, dtype: str, value: float = 1.0) -> Expr:
-    return const(np.full((n,), value, dtype=dtype))
+    return _const(np.full((n,), value, dtype=dtype))
 
 
 @aten_op(aten._native_batch_norm_legit_no_training.default)
@@ -578,7 +583,7 @@ def select(a):
     shape = a.shape_of(0)
     dim = _axis(int(a[1]), len(shape))
     index = int(a[2]) + (shape[dim] if int(a[2]) < 0 else 0)
-    return R.take(a[0], const(np.asarray(index, dtype="int64")), axis=dim)
+    return R.take(a[0], _const(np.asarray(index, dtype="int64")), axis=dim)
 
 
 @aten_op(aten.split_with_sizes.default, aten.split.Tensor)
@@ -601,7 +606,7 @@ def split(a):
 def unbind(a):
     shape = a.shape_of(0)
     dim = _axis(int(a[1]), len(shape))
-    return [R.take(a[0], const(np.asarray(i, dtype="int64")), axis=dim) for i in range(shape[dim])]
+    return [R.take(a[0], _const(np.asarray(i, dtype="int64")), axis=dim) for i in range(shape[dim])]
 
 
 @aten_op(aten.as_strided.default)
@@ -618,7 +623,7 @@ def as_strided(a):
     flat = R.reshape(a[0], (-1,))
     if np.array_equal(index.reshape(-1), np.arange(index.size)) and index.size == src.numel():
         return R.reshape(a[0], size)  # the usual case: a view that only renames the shape
-    return R.take(flat, const(index), axis=0)
+    return R.take(flat, _const(index), axis=0)
 
 
 @aten_op(aten.constant_pad_nd.default)
@@ -688,7 +693,7 @@ def flip(a):
 @aten_op(aten.arange.default, aten.arange.start, aten.arange.start_step)
 def arange(a):
     args = [a[i] for i in range(len(a)) if a.names[i] in ("start", "end", "step")]
-    return const(np.arange(*args).astype(a.dtype))
+    return _const(np.arange(*args).astype(a.dtype))
 
 
 @aten_op(aten.full.default, aten.full_like.default)
