@@ -4,7 +4,8 @@ torchvision is not a dependency (it does not install beside every torch), so eac
 here is a few layers of the real architecture with its characteristic operators: ResNet's
 basic block, MobileNetV2's inverted residual (depthwise conv, ReLU6, Hardswish),
 EfficientNet's squeeze-excitation, a ViT/BERT encoder layer, a GPT-2 block with a causal
-mask, an LSTM and a ConvNeXt block.  Random weights (seeded), small sizes, eval mode.
+mask, an LSTM, a bidirectional GRU and a ConvNeXt block.  Random weights (seeded), small
+sizes, eval mode.
 """
 
 from __future__ import annotations
@@ -224,6 +225,19 @@ class LSTMTagger(nn.Module):
         return self.fc(out), h, c
 
 
+class GRUEncoder(nn.Module):
+    """A bidirectional GRU over a sequence, its last step classified."""
+
+    def __init__(self, features: int = 6, hidden: int = 8, classes: int = 5):
+        super().__init__()
+        self.gru = nn.GRU(features, hidden, batch_first=True, bidirectional=True)
+        self.fc = nn.Linear(2 * hidden, classes)
+
+    def forward(self, x):
+        out, h = self.gru(x)
+        return self.fc(out[:, -1]), h
+
+
 class LayerNorm2d(nn.LayerNorm):
     """ConvNeXt's LayerNorm over channels: permute to channels-last and back."""
 
@@ -305,11 +319,15 @@ def lstm():
     return _model(LSTMTagger, torch.randn(2, 5, 6, generator=torch.Generator().manual_seed(2)))
 
 
+def gru():
+    return _model(GRUEncoder, torch.randn(2, 5, 6, generator=torch.Generator().manual_seed(2)))
+
+
 def convnext():
     return _model(ConvNeXt, torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(2)))
 
 
 MODELS = {
     "resnet": resnet, "mobilenet_v2": mobilenet_v2, "efficientnet": efficientnet, "bert": bert,
-    "vit": vit, "gpt2": gpt2, "lstm": lstm, "convnext": convnext,
+    "vit": vit, "gpt2": gpt2, "lstm": lstm, "gru": gru, "convnext": convnext,
 }
