@@ -321,3 +321,14 @@ def test_float64_models_stay_float64():
     for kind in ("interpreter", "jit"):
         got = _run(kind, mod, [x.numpy()])[0]
         assert got.dtype == np.float64 and rel_error(got, want) <= 1e-12
+
+
+def test_linear_weights_are_used_as_stored():
+    # torch's Linear is addmm(bias, x, permute(weight)); dense reads the weight untransposed,
+    # so the frozen program holds fc.weight itself and no transpose (of a copy) of it
+    model, inputs = M.resnet()
+    mod, _ = relay.frontend.from_pytorch(model, inputs)
+    names = [c.op.name for c in _calls(mod)]
+    assert "transpose" not in names
+    dense = next(c for c in _calls(mod) if c.op.name == "nn.dense")
+    np.testing.assert_array_equal(dense.args[1].data, model.fc.weight.detach().numpy())

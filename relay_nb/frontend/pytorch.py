@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..ir.expr import Expr, Function, Tuple, TupleGetItem, TupleWrapper, Var, const
+from ..ir.expr import Constant, Expr, Function, Tuple, TupleGetItem, TupleWrapper, Var, const
 from ..ir.module import IRModule
 from ..ir.ty import Any as AnyDim
 from ..ir.ty import TensorType, TupleType
@@ -161,6 +161,9 @@ class _Graph:
         self.params: dict[str, Var] = {}
         self.param_values: dict[str, np.ndarray] = {}
         self._targets: dict[str, tuple[str, Any]] = {}
+        # ids of values whose leaves are all constants: a node is folded only when all its
+        # inputs are, decided here in O(1) instead of searching the graph for a variable
+        self._constant: set[int] = set()
         for spec in ep.graph_signature.input_specs:
             kind = spec.kind.name
             if kind in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
@@ -232,8 +235,10 @@ class _Graph:
                 if node.target is operator.getitem:
                     self.values[node] = _getitem(self.values[node.args[0]], node.args[1], node)
                     continue
-                out = ops[node.target](Args(self, node))
-                self.values[node] = self._bind(out, span)
+                args = Args(self, node)
+                out = ops[node.target](args)
+                foldable = all(self._is_constant(v) for v in _exprs(args.values))
+                self.values[node] = self._bind(out, span, foldable)
             except FrontendError as e:
                 raise FrontendError(f"{what}: {e.message}", span) from None
             except Exception as e:  # a RelayError from type inference, or a converter bug
@@ -244,7 +249,10 @@ class _Graph:
         order = [s.target for s in self.ep.graph_signature.input_specs if s.target in self.params]
         return IRModule.from_expr(Function(self.inputs + [self.params[t] for t in order], body))
 
-    def _bind(self, out: Any, span: Any) -> Any:
+    def _is_constant(self, e: Expr) -> bool:
+        return isinstance(e, Constant) or id(e) in self._constant
+
+    def _bind(self, out: Any, span: Any, foldable: bool) -> Any:
         if out is None:
             return None
         if isinstance(out, TupleWrapper):
@@ -252,15 +260,19 @@ class _Graph:
         elif isinstance(out, Expr) and isinstance(type_of(out), TupleType):
             out = [TupleGetItem(out, i) for i in range(len(type_of(out).fields))]
         if isinstance(out, (list, tuple)):
-            return [self._bind(o, span) for o in out]
+            return [self._bind(o, span, foldable) for o in out]
         _stamp(out, span)
         # type each node as it is made: type_of only types what is not typed yet, and only
         # the fragment's root keeps its type, so the typed frontier must follow the walk
         type_of(out)
-        # `full` stays a call (a fill value and a shape), not a big constant in the module
-        if getattr(getattr(out, "op", None), "name", None) == "full":
+        if not foldable:
             return out
-        return fold(out)
+        # `full` stays a call (a fill value and a shape) rather than a big constant, and a
+        # transposed weight stays `transpose(w)` (addmm reads w itself): folding would copy
+        if getattr(getattr(out, "op", None), "name", None) not in ("full", "transpose"):
+            out = fold(out)
+        self._constant.add(id(out))
+        return out
 
     def _output(self, o: Any) -> Expr:
         e = self.value(o)
@@ -278,6 +290,17 @@ def _check_no_mutation(ep: Any) -> None:
             f"the program updates {shown} (a module in training mode?); "
             "call module.eval() before exporting"
         )
+
+
+def _exprs(values: list) -> list:
+    """The expressions among a node's argument values (tensor lists flattened)."""
+    out = []
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            out.extend(x for x in v if isinstance(x, Expr))
+        elif isinstance(v, Expr):
+            out.append(v)
+    return out
 
 
 def _getitem(value: Any, index: int, node: Any) -> Any:
