@@ -200,6 +200,16 @@ def _x(*shape, seed=3, dtype=torch.float32, high=None):
     return torch.randn(*shape, generator=g).to(dtype)
 
 
+def _writes(x):
+    # functionalized by export into slice_scatter / select_scatter / copy
+    y = x.clone()
+    y[:, 1:3] = 5.0
+    y[0] = x[1] * 2
+    y[:, ::2, 1] += 1
+    y[:, -1:] = y[:, :1] * 3
+    return y
+
+
 OP_CASES = {
     "arith_and_promotion": (
         lambda m, x, i: (x * 2 - i / 3, torch.div(i, 2, rounding_mode="floor"), torch.div(x, 0.7, rounding_mode="trunc"),
@@ -230,6 +240,10 @@ OP_CASES = {
                       torch.index_select(x, 2, torch.tensor([3, 0])), x[:, torch.tensor([2, 0, 1])],
                       F.pad(x, (2, 1), mode="reflect"), F.pad(x.unsqueeze(0), (1, 2, 2, 0), mode="replicate")),
         (_x(2, 3, 4),), {},
+    ),
+    "in_place_writes": (
+        lambda m, x: _writes(x),
+        (_x(2, 5, 4),), {},
     ),
     "conv_pool_norm": (
         lambda m, x: (m.conv1d(x.flatten(2)), m.deconv(x), F.avg_pool2d(x, 3, 2, 1), F.avg_pool2d(x, 2, count_include_pad=False),

@@ -602,6 +602,36 @@ def split(a):
     return [out[i] for i in range(len(sizes))]
 
 
+def _scatter_positions(x: Expr, src: Expr, dim: int, size: int, positions: list) -> Expr:
+    """``x`` with ``src``'s slices written at ``positions`` of axis ``dim``.
+
+    One gather over ``concatenate([x, src])``: index ``j`` reads ``x``'s own slice, except
+    at the written positions, which read ``src``'s (past ``x``'s ``size`` slices).
+    """
+    index = np.arange(size, dtype="int64")
+    index[positions] = size + np.arange(len(positions), dtype="int64")
+    return R.take(R.concatenate([x, src], dim), _const(index), axis=dim)
+
+
+@aten_op(aten.slice_scatter.default)
+def slice_scatter(a):
+    shape = a.shape_of(0)
+    dim = _axis(int(a["dim"]), len(shape))
+    positions = list(range(*slice(a["start"], a["end"], a["step"]).indices(shape[dim])))
+    if not positions:
+        return a[0]
+    return _scatter_positions(a[0], _as(a[1], a.dtype), dim, shape[dim], positions)
+
+
+@aten_op(aten.select_scatter.default)
+def select_scatter(a):
+    shape = a.shape_of(0)
+    dim = _axis(int(a["dim"]), len(shape))
+    index = int(a["index"]) % shape[dim]
+    src = R.expand_dims(_as(a[1], a.dtype), dim)
+    return _scatter_positions(a[0], src, dim, shape[dim], [index])
+
+
 @aten_op(aten.unbind.int)
 def unbind(a):
     shape = a.shape_of(0)
