@@ -238,7 +238,8 @@ OP_CASES = {
                       x.unsqueeze(0).expand(2, 2, 3, 4), x.repeat(1, 2, 1), torch.stack(x.unbind(1), 0),
                       F.pad(x, (1, 2, 0, 1), value=0.5), x.chunk(2, -1)[1], x.squeeze(), x.transpose(0, 2).contiguous(),
                       torch.index_select(x, 2, torch.tensor([3, 0])), x[:, torch.tensor([2, 0, 1])],
-                      F.pad(x, (2, 1), mode="reflect"), F.pad(x.unsqueeze(0), (1, 2, 2, 0), mode="replicate")),
+                      F.pad(x, (2, 1), mode="reflect"), F.pad(x.unsqueeze(0), (1, 2, 2, 0), mode="replicate"),
+                      torch.diagonal(x, 0, 1, 2), x.diagonal(offset=-1, dim1=0, dim2=2)),
         (_x(2, 3, 4),), {},
     ),
     "in_place_writes": (

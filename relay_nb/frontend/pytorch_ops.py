@@ -656,6 +656,17 @@ def as_strided(a):
     return R.take(flat, _const(index), axis=0)
 
 
+@aten_op(aten.diagonal.default)
+def diagonal(a):
+    # a view with static shapes is a gather: numpy's diagonal of the element numbers says
+    # which element each output position reads
+    shape = a.shape_of(0)
+    numbers = np.arange(int(np.prod(shape)), dtype="int64").reshape(shape)
+    index = np.diagonal(numbers, int(a["offset"]), int(a["dim1"]), int(a["dim2"]))
+    index = np.ascontiguousarray(index)
+    return R.take(R.reshape(a[0], (-1,)), _const(index), axis=0)
+
+
 @aten_op(aten.constant_pad_nd.default)
 def constant_pad(a):
     pad = [int(p) for p in a[1]]
