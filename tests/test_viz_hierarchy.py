@@ -129,7 +129,7 @@ def test_module_paths_from_importer_weight_names():
     paths = _paths(h)
     assert paths["nn.dense"] in ("/@main/layer1/0/conv1", "/@main/layer1/0/fc")
     assert paths["nn.bias_add"] == "/@main/layer1/0/conv1"
-    assert paths["%layer1_0_conv1_weight"] == "/@main/layer1/0/conv1"
+    assert paths["%layer1.0.conv1.weight"] == "/@main/layer1/0/conv1"
     # relu reads only conv1's output: it joins the module enclosing conv1.
     assert paths["nn.relu"] == "/@main/layer1/0"
     # layer1 holds nothing but layer1.0: one group, labelled with the full name.

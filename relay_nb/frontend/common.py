@@ -161,7 +161,7 @@ def _to_const(value: Any, t: Type) -> Expr:
     if isinstance(t, TupleType):
         return Tuple(tuple(_to_const(v, f) for v, f in zip(value, t.fields)))
     data = value.data if hasattr(value, "data") and not isinstance(value, np.ndarray) else value
-    c = const(np.asarray(data, dtype=t.dtype))
+    c = const(np.asarray(data, dtype=t.dtype), t.dtype)  # float64 stays float64
     c.set_checked_type(t)
     return c
 
