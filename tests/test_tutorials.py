@@ -39,7 +39,7 @@ NOTEBOOKS = sorted(TUTORIALS.glob("[0-9][0-9]_*.ipynb"))
 
 def test_the_course_track_has_its_numbered_notebooks():
     assert [p.stem for p in SOURCES] == [p.stem for p in NOTEBOOKS]
-    assert [p.name[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07", "08"]
+    assert [p.name[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07", "08", "09"]
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
