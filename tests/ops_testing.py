@@ -49,3 +49,21 @@ def check_type_error(text: str, match: str) -> relay.RelayError:
     assert match in msg, msg
     assert "^" in msg and ":" in msg.splitlines()[0], msg  # line:column and a caret
     return info.value
+
+
+@pytest.fixture(autouse=True)
+def no_warnings():
+    """Import this fixture into a test module to make every warning an error there (the
+    implementations must neither warn nor spam a notebook)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+def run_impl(name, *args, **attrs):
+    """Op ``name``'s numpy implementation on ``args`` with ``attrs`` (defaults filled in)."""
+    from relay_nb.op.registry import get_column, make_attrs
+
+    return get_column("impl")[name]([np.asarray(a) for a in args], make_attrs(name, attrs), None)

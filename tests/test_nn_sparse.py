@@ -4,7 +4,6 @@ values against loops over the stored entries, text round trip."""
 from __future__ import annotations
 
 import itertools
-import warnings
 
 import numpy as np
 import pytest
@@ -12,7 +11,6 @@ import pytest
 import relay_nb as relay
 from relay_nb.errors import RelayTypeError
 from relay_nb.ir.ty import Any, TupleType
-from relay_nb.op.registry import get_column, make_attrs
 
 try:
     from ._reporter import T, infer
@@ -20,15 +18,10 @@ except ImportError:
     from _reporter import T, infer
 
 
-@pytest.fixture(autouse=True)
-def _no_warnings():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        yield
-
-
-def run(name, *args, **attrs):
-    return get_column("impl")[name]([np.asarray(a) for a in args], make_attrs(name, attrs), None)
+try:
+    from .ops_testing import no_warnings, run_impl as run  # noqa: F401  (no_warnings: autouse)
+except ImportError:
+    from ops_testing import no_warnings, run_impl as run  # noqa: F401
 
 
 RNG = np.random.default_rng(23)
