@@ -197,3 +197,22 @@ def test_with_functions_returns_a_new_module():
     new = mod.with_functions({gv: replacement})
     assert new["muladd"] is replacement and mod["muladd"] is not replacement
     assert new["myfunc"] is mod["myfunc"]
+
+
+def test_print_leaves_large_constants_out_but_astext_keeps_them():
+    import numpy as np
+
+    import relay_nb as relay
+    from relay_nb.ir.module import STR_METADATA_BYTES
+
+    x = relay.var("x", shape=(512, 1024))
+    big = relay.const(np.ones((512, 1024), "float32"))  # 2 MiB
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.add(x, big)))
+    assert big.data.nbytes > STR_METADATA_BYTES
+    printed = str(mod)
+    assert "#[metadata]" not in printed and "meta[relay.Constant][0]" in printed
+    assert "metadata section has been omitted" in printed and len(printed) < 2000
+    assert "#[metadata]" in mod.astext()
+    small = relay.IRModule.from_expr(relay.Function([x], relay.add(x, relay.const(np.ones(1024, "float32")))))
+    assert "#[metadata]" in str(small)  # small programs print whole, and read back
+    relay.assert_structural_equal(relay.parse(str(small)), small)

@@ -215,7 +215,10 @@ class IRModule:
         return astext(self, show_meta_data=show_meta_data, form=form, show_types=show_types)
 
     def __str__(self) -> str:
-        return self.astext()
+        # print(mod) of an imported model must not pour megabytes of base64 weights into a
+        # notebook: past STR_METADATA_BYTES of constants it prints the program with meta
+        # references and a note, as TVM's str() does; mod.astext() still writes everything.
+        return self.astext(show_meta_data=_constant_bytes(self) <= STR_METADATA_BYTES)
 
     # -- notebook display (relay_nb.viz.html: highlighted text, types on hover) ---------
     def _repr_html_(self) -> str:
@@ -233,4 +236,23 @@ class IRModule:
         return f"<IRModule {names}>"
 
 
-__all__ = ["IRModule"]
+STR_METADATA_BYTES = 1 << 20
+"""Constants above this many bytes (in all) are left out of ``str(mod)`` (``astext()`` keeps them)."""
+
+
+def _constant_bytes(mod: "IRModule") -> int:
+    """Bytes of the module's non-scalar constants (those a printout puts in #[metadata])."""
+    from .expr import Constant
+    from .functor import post_order
+
+    seen: set = set()
+    total = 0
+    for func in mod.functions.values():
+        for node in post_order(func):
+            if type(node) is Constant and node.data.ndim and id(node) not in seen:
+                seen.add(id(node))
+                total += node.data.nbytes
+    return total
+
+
+__all__ = ["IRModule", "STR_METADATA_BYTES"]
