@@ -270,6 +270,99 @@ class ConvNeXt(nn.Module):
         return self.head(self.stage(self.stem(x)))
 
 
+class Fire(nn.Module):
+    """SqueezeNet's fire module: squeeze 1x1, then 1x1 and 3x3 expands concatenated."""
+
+    def __init__(self, cin: int, squeeze: int, expand: int):
+        super().__init__()
+        self.squeeze = nn.Sequential(nn.Conv2d(cin, squeeze, 1), nn.ReLU(inplace=True))
+        self.expand1x1 = nn.Sequential(nn.Conv2d(squeeze, expand, 1), nn.ReLU(inplace=True))
+        self.expand3x3 = nn.Sequential(nn.Conv2d(squeeze, expand, 3, padding=1), nn.ReLU(inplace=True))
+
+    def forward(self, x):
+        x = self.squeeze(x)
+        return torch.cat([self.expand1x1(x), self.expand3x3(x)], 1)
+
+
+class SqueezeNet(nn.Module):
+    def __init__(self, classes: int = 10):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 16, 3, stride=2), nn.ReLU(inplace=True),
+            nn.MaxPool2d(3, 2, ceil_mode=True), Fire(16, 4, 8), Fire(16, 4, 8),
+        )
+        self.classifier = nn.Sequential(
+            nn.Dropout(0.5), nn.Conv2d(16, classes, 1), nn.ReLU(inplace=True), nn.AdaptiveAvgPool2d(1)
+        )
+
+    def forward(self, x):
+        return torch.flatten(self.classifier(self.features(x)), 1)
+
+
+class DenseLayer(nn.Module):
+    def __init__(self, cin: int, growth: int):
+        super().__init__()
+        self.norm1, self.conv1 = nn.BatchNorm2d(cin), nn.Conv2d(cin, 2 * growth, 1, bias=False)
+        self.norm2, self.conv2 = nn.BatchNorm2d(2 * growth), nn.Conv2d(2 * growth, growth, 3, padding=1, bias=False)
+
+    def forward(self, x):
+        y = self.conv1(F.relu(self.norm1(x)))
+        return torch.cat([x, self.conv2(F.relu(self.norm2(y)))], 1)
+
+
+class DenseNet(nn.Module):
+    """torchvision's DenseNet shape: each layer sees every earlier layer's output."""
+
+    def __init__(self, classes: int = 10):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1, bias=False), DenseLayer(8, 4), DenseLayer(12, 4),
+            nn.BatchNorm2d(16), nn.ReLU(), nn.Conv2d(16, 8, 1, bias=False), nn.AvgPool2d(2, 2),
+            DenseLayer(8, 4), nn.BatchNorm2d(12),
+        )
+        self.classifier = nn.Linear(12, classes)
+
+    def forward(self, x):
+        x = F.adaptive_avg_pool2d(F.relu(self.features(x)), (1, 1))
+        return self.classifier(torch.flatten(x, 1))
+
+
+class VGG(nn.Module):
+    def __init__(self, classes: int = 10):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(True), nn.MaxPool2d(2, 2),
+            nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(True), nn.MaxPool2d(2, 2),
+        )
+        self.avgpool = nn.AdaptiveAvgPool2d((2, 2))
+        self.classifier = nn.Sequential(
+            nn.Linear(64, 32), nn.ReLU(True), nn.Dropout(), nn.Linear(32, classes)
+        )
+
+    def forward(self, x):
+        return self.classifier(torch.flatten(self.avgpool(self.features(x)), 1))
+
+
+class MobileNetV3(nn.Module):
+    """Hardswish stem, an inverted residual with a hard-sigmoid squeeze-excitation."""
+
+    def __init__(self, classes: int = 10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1, bias=False), nn.BatchNorm2d(8), nn.Hardswish())
+        self.expand = nn.Sequential(nn.Conv2d(8, 16, 1, bias=False), nn.BatchNorm2d(16), nn.Hardswish())
+        self.depthwise = nn.Sequential(nn.Conv2d(16, 16, 3, 1, 1, groups=16, bias=False), nn.BatchNorm2d(16), nn.Hardswish())
+        self.se_reduce, self.se_expand = nn.Conv2d(16, 4, 1), nn.Conv2d(4, 16, 1)
+        self.project = nn.Sequential(nn.Conv2d(16, 8, 1, bias=False), nn.BatchNorm2d(8))
+        self.classifier = nn.Sequential(nn.Linear(8, 16), nn.Hardswish(), nn.Linear(16, classes))
+
+    def forward(self, x):
+        x = self.stem(x)
+        y = self.depthwise(self.expand(x))
+        scale = F.hardsigmoid(self.se_expand(F.relu(self.se_reduce(F.adaptive_avg_pool2d(y, 1)))))
+        x = x + self.project(y * scale)
+        return self.classifier(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
 def _randomize(model: nn.Module) -> nn.Module:
     """Non-trivial batch-norm statistics, so folding them wrongly shows in the output."""
     g = torch.Generator().manual_seed(1)
@@ -327,7 +420,13 @@ def convnext():
     return _model(ConvNeXt, torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(2)))
 
 
+def _image_model(cls):
+    return lambda: _model(cls, torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(2)))
+
+
 MODELS = {
     "resnet": resnet, "mobilenet_v2": mobilenet_v2, "efficientnet": efficientnet, "bert": bert,
     "vit": vit, "gpt2": gpt2, "lstm": lstm, "gru": gru, "convnext": convnext,
+    "squeezenet": _image_model(SqueezeNet), "densenet": _image_model(DenseNet),
+    "vgg": _image_model(VGG), "mobilenet_v3": _image_model(MobileNetV3),
 }
