@@ -616,7 +616,28 @@ _DEFAULT_METHODS = frozenset(
     for name in (*_METHOD.values(), "visit_clause", "visit_pattern", "visit_temp_expr")
 )
 
+
+class _Substitute(ExprMutator):
+    def __init__(self, mapping: dict):
+        super().__init__()
+        self.mapping = mapping
+
+    def visit_var(self, var: Var) -> Expr:
+        return self.mapping.get(var, var)
+
+
+def substitute(expr: Expr, mapping: dict) -> Expr:
+    """``expr`` with the variables in ``mapping`` replaced by their expressions.
+
+    Nodes that depend on a replaced variable are rebuilt (without checked types); the
+    rest come back as the same objects.  Binders are not renamed, so ``mapping``'s values
+    must not be captured by a binder inside ``expr`` (true of constants and fresh vars).
+    """
+    return _Substitute(mapping).visit(expr)
+
+
 __all__ = [
+    "substitute",
     "nesting_error",
     "ExprVisitor",
     "ExprMutator",

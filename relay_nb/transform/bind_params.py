@@ -15,18 +15,9 @@ import numpy as np
 
 from ..errors import RelayError
 from ..ir.expr import Constant, Function, Var
-from ..ir.functor import ExprMutator
+from ..ir.functor import substitute
 from ..ir.ty import TensorType
 from ..typing.text import type_text
-
-
-class _Substitute(ExprMutator):
-    def __init__(self, mapping: dict):
-        super().__init__()
-        self.mapping = mapping
-
-    def visit_var(self, var: Var) -> Var:
-        return self.mapping.get(var, var)
 
 
 def _constant(var: Var, value) -> Constant:
@@ -62,7 +53,7 @@ def bind_params_by_name(func: Function, params: Mapping[str, object]) -> Functio
             mapping[p] = _constant(p, params[p.name_hint])
     if not mapping:
         return func
-    body = _Substitute(mapping).visit(func.body)
+    body = substitute(func.body, mapping)
     kept = tuple(p for p in func.params if p not in mapping)
     return Function(kept, body, func.ret_type, func.type_params, func.attrs, span=func.span)
 

@@ -39,19 +39,10 @@ from ..analysis.free_vars import free_vars
 from ..analysis.structure import is_opaque
 from ..analysis.type_vars import free_type_vars
 from ..ir.expr import Call, Expr, Function, GlobalVar, Let, Var
-from ..ir.functor import ExprMutator, post_order
+from ..ir.functor import ExprMutator, post_order, substitute
 from ..ir.module import IRModule
 from ..util import paused_gc
 from .infra import ModulePass, PassInfo, register_pass
-
-
-class _Replace(ExprMutator):
-    def __init__(self, subst: dict[Var, Expr]):
-        super().__init__()
-        self.subst = subst
-
-    def visit_var(self, var: Var) -> Expr:
-        return self.subst.get(var, var)
 
 
 def _param(v: Var) -> Var:
@@ -106,7 +97,7 @@ class _Lifter(ExprMutator):
         if rec is not None and rec in fvs:
             subst[rec] = Call(gv, params) if params else gv
         if subst:
-            new = _Replace(subst).visit(new)
+            new = substitute(new, subst)
         if params:
             inner = new.with_attr("Closure", 1)
             lifted = Function(params, inner, None, tuple(free_type_vars(inner)), span=old.span)

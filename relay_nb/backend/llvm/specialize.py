@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from ...errors import EvalError, RelayError
-from ...ir.expr import Expr, Function, Var
-from ...ir.functor import ExprMutator
+from ...ir.expr import Function, Var
+from ...ir.functor import substitute
 from ...ir.ty import AnyDim, TensorType, TupleType
 from .kernel import Kernel, _brief, _type_text
 
@@ -53,17 +53,6 @@ def _static_rank(ty: Any) -> bool:
     if isinstance(ty, TupleType):
         return all(_static_rank(f) for f in ty.fields)
     return isinstance(ty, TensorType) and isinstance(ty.shape, tuple) and isinstance(ty.dtype, str)
-
-
-class _Rebind(ExprMutator):
-    """The body over new parameters; every node that depends on them is new (untyped)."""
-
-    def __init__(self, mapping: dict):
-        super().__init__()
-        self.mapping = mapping
-
-    def visit_var(self, var: Var) -> Expr:
-        return self.mapping.get(var, var)
 
 
 class SpecializingKernel(Kernel):
@@ -112,7 +101,7 @@ class SpecializingKernel(Kernel):
         for p, a in zip(self.func.params, args):
             ty = _concrete_type(self.name, "%" + p.name_hint, p._checked_type, a)
             mapping[p] = Var(p.name_hint, ty)
-        body = _Rebind(mapping).visit(self.func.body)
+        body = substitute(self.func.body, mapping)  # nodes over the params: new, untyped
         func = Function(tuple(mapping.values()), body, None, (), self.func.attrs)
         try:
             from ...typing.infer import infer_type
