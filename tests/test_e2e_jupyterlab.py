@@ -145,12 +145,24 @@ def test_tutorial_02_runs_in_jupyterlab_and_the_stepper_reaches_the_flagged_pass
             " return r && r.getAttribute('data-step') === '0'; }",
             arg=stepper.element_handle(),
         )
+        # The header is another widget, updated by its own message after the table's: wait
+        # for it too (reading it at once raced on a loaded machine).
+        page.wait_for_function(
+            "el => { const h = el.querySelector('.relay-stepper-header');"
+            " return h && h.innerText.startsWith('step 1 of'); }",
+            arg=stepper.element_handle(),
+        )
         assert stepper.locator(".relay-stepper-header").inner_text().startswith("step 1 of")
         stepper.locator(f'tr[data-step="{index}"]').click()  # back to the flagged step
         page.wait_for_function(
             "([el, i]) => { const r = el.querySelector('tr.relay-step-current');"
             " return r && r.getAttribute('data-step') === String(i); }",
             arg=[stepper.element_handle(), index],
+        )
+        page.wait_for_function(  # and the header (its own widget) shows that step again
+            "el => { const h = el.querySelector('.relay-stepper-header');"
+            " return h && h.innerText.includes('result differs from the original'); }",
+            arg=stepper.element_handle(),
         )
 
         # The graph tab: before/after drawings (anywidget views), nodes inspectable.
