@@ -64,15 +64,42 @@ def test_arguments_are_checked_before_a_native_call():
         kernel([y])
 
 
-def test_value_dependent_shapes_stay_on_numpy():
+def test_value_dependent_shapes_compile_for_each_value():
+    """A dyn.* op becomes its static twin with the shape operand's values bound (TVM's
+    DynamicToStatic): one native kernel per distinct value, the repeats hit the cache."""
     mod = relay.parse(
         HEADER + "def @main(%x: Tensor[(?, 3), float32], %s: Tensor[(2), int64]) {\n"
         "  dyn.reshape(exp(%x), %s)\n}"
     )
+    cache = KernelCache()
+    lib = relay.build(mod, cache=cache)
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    for shape in ((3, 2), (6, 1), (3, 2), (-1, 2)):
+        out = lib(x, np.array(shape, "int64"))
+        np.testing.assert_allclose(out, np.exp(x).reshape(shape), rtol=1e-6)
+    (kernel,) = lib.kernels
+    assert len(kernel.specialized) == 3 and all(k.native for k in kernel.specialized.values())
+    assert cache.stats()["compiles"] == 3
+    report = lib.report()
+    assert report.native_ops == ["dyn.reshape", "exp"] and not report.fallback_ops
+    assert "per value: 3 of 3 native" in str(report)
+    with pytest.raises(relay.RelayError, match=r"for these argument values, reshape: cannot reshape 6 elements"):
+        lib(x, np.array([4, 2], "int64"))
+
+
+def test_shape_operands_computed_from_a_large_tensor_stay_on_numpy():
+    """Specializing on the values of a big tensor would compile a kernel per data value."""
+    mod = relay.parse(
+        HEADER + "def @main(%x: Tensor[(2, 3), float32], %big: Tensor[(2000), int64]) {\n"
+        "  %0 = strided_slice(%big, begin=[0], end=[2]);\n"
+        "  dyn.reshape(exp(%x), %0)\n}"
+    )
     lib = relay.build(mod, cache=KernelCache())
     x = np.arange(6, dtype="float32").reshape(2, 3)
-    np.testing.assert_allclose(lib(x, np.array([3, 2], "int64")), np.exp(x).reshape(3, 2), rtol=1e-6)
-    assert "dyn.reshape" in lib.report().fallback_ops
+    big = np.zeros(2000, "int64")
+    big[:2] = (3, 2)
+    np.testing.assert_allclose(lib(x, big), np.exp(x).reshape(3, 2), rtol=1e-6)
+    assert "values are known only when the kernel is called" in lib.report().fallback_ops["dyn.reshape"]
 
 
 def test_the_jit_executor_specializes_too():

@@ -101,12 +101,11 @@ def test_every_elementwise_and_broadcast_op_has_an_llvm_rule():
 
     rules = llvm_rules()
     pattern = get_column("TOpPattern")
-    # Ops other test modules register for themselves (named "test_*.op") are not ours;
-    # dyn.* shapes come from tensor values, known only at run time.
+    # Ops other test modules register for themselves (named "test_*.op") are not ours.
     missing = sorted(
         name
         for name in set(get_column("impl")) - set(rules)
-        if not name.startswith(("test", "dyn."))
+        if not name.startswith("test")
         and pattern.get(name) in (OpPattern.ELEMWISE, OpPattern.BROADCAST)
     )
     assert len(rules) >= 110

@@ -166,7 +166,7 @@ class BuiltModule:
         return sum(k.compile_seconds for k in self.kernels)
 
     def __repr__(self) -> str:
-        native = sum(k.native for k in self.kernels)
+        native = sum(k.ran_native for k in self.kernels)
         lines = [f"<BuiltModule: {len(self.kernels)} kernels ({native} native), compiled in {self.compile_seconds * 1e3:.1f} ms>"]
         lines += ["  " + k.summary() for k in self.kernels]
         return "\n".join(lines)

@@ -1,9 +1,15 @@
-"""The interpreter's meaning of the ``dyn.*`` ops: read the run-time shape arguments, then
-run the static operator (:data:`..dyn.DYN_TO_STATIC`) with them as attributes."""
+"""The meaning of the ``dyn.*`` ops: read the run-time shape arguments, then run the static
+operator (:data:`..dyn.DYN_TO_STATIC`) with them as attributes.
+
+:data:`STATIC_FORM` says, per op, which operands the static twin keeps and how the other
+operands' *values* become its attributes.  The interpreter applies it to the argument
+values; the JIT applies it to a primitive function when the values are known (TVM's
+DynamicToStatic with the arguments bound: ``backend/llvm/codegen/dyn.py``), so both share
+one meaning."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -20,109 +26,85 @@ def _ints(value: Any, what: str) -> tuple[int, ...]:
     return tuple(int(v) for v in arr.reshape(-1))
 
 
-def _static(dyn_name: str, args: list, attrs: Any, out_type: Any, **fields: Any) -> Any:
-    """Run the static twin of ``dyn_name`` on ``args`` with ``fields`` as attributes."""
-    static = DYN_TO_STATIC[dyn_name]
-    kept = {k: v for k, v in (attrs or {}).items() if v is not None and k not in fields}
-    schema = get_column("attrs_schema")[static]
-    names = set(schema.field_names())
-    static_attrs = make_attrs(static, {k: v for k, v in {**kept, **fields}.items() if k in names})
-    run = get_column("impl")[static]
-    return run(args, static_attrs, out_type)
+def _float(value: Any) -> float:
+    return float(np.asarray(value))
 
 
-@impl("dyn.reshape")
-def _reshape(args, attrs, out):
-    return _static("dyn.reshape", args[:1], attrs, out, newshape=_ints(args[1], "newshape"))
-
-
-@impl("dyn.tile")
-def _tile(args, attrs, out):
-    return _static("dyn.tile", args[:1], attrs, out, reps=_ints(args[1], "reps"))
-
-
-@impl("dyn.broadcast_to")
-def _broadcast_to(args, attrs, out):
-    return _static("dyn.broadcast_to", args[:1], attrs, out, shape=_ints(args[1], "shape"))
-
-
-@impl("dyn.zeros")
-def _zeros(args, attrs, out):
-    return _static("dyn.zeros", [], attrs, out, shape=_ints(args[0], "shape"))
-
-
-@impl("dyn.ones")
-def _ones(args, attrs, out):
-    return _static("dyn.ones", [], attrs, out, shape=_ints(args[0], "shape"))
-
-
-@impl("dyn.full")
-def _full(args, attrs, out):
-    return _static("dyn.full", args[:1], attrs, out, shape=_ints(args[1], "shape"))
-
-
-@impl("dyn.expand_dims")
-def _expand_dims(args, attrs, out):
-    (axis,) = _ints(args[1], "axis")
-    return _static("dyn.expand_dims", args[:1], attrs, out, axis=axis)
-
-
-@impl("dyn.squeeze")
-def _squeeze(args, attrs, out):
-    return _static("dyn.squeeze", args[:1], attrs, out, axis=_ints(args[1], "axes"))
-
-
-@impl("dyn.strided_slice")
-def _strided_slice(args, attrs, out):
-    begin, end, strides = (_ints(a, w) for a, w in zip(args[1:], ("begin", "end", "strides")))
+def _strided_slice(v) -> dict:
+    begin, end, strides = (_ints(v(i), w) for i, w in zip((1, 2, 3), ("begin", "end", "strides")))
     if not len(begin) == len(end) == len(strides):
         raise EvalError("begin, end and strides must have the same length")
-    return _static(
-        "dyn.strided_slice", args[:1], attrs, out, begin=begin, end=end, strides=strides
-    )
+    return {"begin": begin, "end": end, "strides": strides}
 
 
-@impl("dyn.nn.pad")
-def _pad(args, attrs, out):
-    width = np.asarray(args[1])
-    pairs = tuple(tuple(row) for row in (_ints(r, "pad_width") for r in width))
-    return _static("dyn.nn.pad", [args[0], args[2]], attrs, out, pad_width=pairs)
+def _one_hot(v) -> dict:
+    depth = _one(v(3), "depth")
+    if depth <= 0:  # as the static twin's relation: the JIT type-checks the twin
+        raise EvalError(f"depth must be positive, got {depth}")
+    return {"depth": depth}
 
 
-@impl("dyn.nn.upsampling")
-def _upsampling(args, attrs, out):
-    scale_h, scale_w = (float(np.asarray(a)) for a in args[1:3])
-    return _static("dyn.nn.upsampling", args[:1], attrs, out, scale_h=scale_h, scale_w=scale_w)
+def _one(value: Any, what: str) -> int:
+    (x,) = _ints(value, what)
+    return x
 
 
-@impl("dyn.image.resize2d")
-def _resize2d(args, attrs, out):
-    size = _ints(args[1], "size")
-    roi = tuple(float(v) for v in np.asarray(args[2]).reshape(-1))
-    return _static("dyn.image.resize2d", args[:1], attrs, out, size=size, roi=roi)
+def _axis(v) -> dict:
+    return {"axis": _one(v(1), "axis")}
 
 
-@impl("dyn.nn.upsampling3d")
-def _upsampling3d(args, attrs, out):
-    d, h, w = (float(np.asarray(a)) for a in args[1:4])
-    return _static("dyn.nn.upsampling3d", args[:1], attrs, out, scale_d=d, scale_h=h, scale_w=w)
+STATIC_FORM: dict[str, tuple[tuple[int, ...], Callable[[Callable[[int], Any]], dict]]] = {
+    # op: (the operands its static twin keeps, value(i) -> the twin's attributes from the
+    #      values of the other operands)
+    "dyn.reshape": ((0,), lambda v: {"newshape": _ints(v(1), "newshape")}),
+    "dyn.tile": ((0,), lambda v: {"reps": _ints(v(1), "reps")}),
+    "dyn.broadcast_to": ((0,), lambda v: {"shape": _ints(v(1), "shape")}),
+    "dyn.zeros": ((), lambda v: {"shape": _ints(v(0), "shape")}),
+    "dyn.ones": ((), lambda v: {"shape": _ints(v(0), "shape")}),
+    "dyn.full": ((0,), lambda v: {"shape": _ints(v(1), "shape")}),
+    "dyn.expand_dims": ((0,), _axis),
+    "dyn.squeeze": ((0,), lambda v: {"axis": _ints(v(1), "axes")}),
+    "dyn.strided_slice": ((0,), _strided_slice),
+    "dyn.nn.pad": ((0, 2), lambda v: {"pad_width": tuple(_ints(r, "pad_width") for r in np.asarray(v(1)))}),
+    "dyn.nn.upsampling": ((0,), lambda v: {"scale_h": _float(v(1)), "scale_w": _float(v(2))}),
+    "dyn.image.resize2d": (
+        (0,),
+        lambda v: {"size": _ints(v(1), "size"), "roi": tuple(float(x) for x in np.asarray(v(2)).reshape(-1))},
+    ),
+    "dyn.nn.upsampling3d": (
+        (0,),
+        lambda v: {"scale_d": _float(v(1)), "scale_h": _float(v(2)), "scale_w": _float(v(3))},
+    ),
+    "dyn.one_hot": ((0, 1, 2), _one_hot),
+    "dyn.topk": ((0,), lambda v: {"k": _one(v(1), "k")}),
+    "dyn.sparse_to_dense": ((0, 1, 2), lambda v: {"output_shape": _ints(v(3), "output_shape")}),
+}
 
 
-@impl("dyn.one_hot")
-def _one_hot(args, attrs, out):
-    (depth,) = _ints(args[3], "depth")
-    if depth < 0:
-        raise EvalError(f"depth must not be negative, got {depth}")
-    return _static("dyn.one_hot", args[:3], attrs, out, depth=depth)
+def value_operands(dyn_name: str, n_args: int) -> tuple[int, ...]:
+    """The operands of ``dyn_name`` whose values (not just types) its meaning depends on."""
+    kept = STATIC_FORM[dyn_name][0]
+    return tuple(i for i in range(n_args) if i not in kept)
 
 
-@impl("dyn.topk")
-def _topk(args, attrs, out):
-    (k,) = _ints(args[1], "k")
-    return _static("dyn.topk", args[:1], attrs, out, k=k)
+def static_form(dyn_name: str, value: Callable[[int], Any], attrs: Any) -> tuple[str, tuple[int, ...], Any]:
+    """``(static op, operands it keeps, its attrs)`` for a call of ``dyn_name`` whose
+    operand ``i`` has the value ``value(i)``."""
+    static = DYN_TO_STATIC[dyn_name]
+    kept_args, fields_of = STATIC_FORM[dyn_name]
+    fields = fields_of(value)
+    kept = {k: v for k, v in (attrs or {}).items() if v is not None and k not in fields}
+    names = set(get_column("attrs_schema")[static].field_names())
+    return static, kept_args, make_attrs(static, {k: v for k, v in {**kept, **fields}.items() if k in names})
 
 
-@impl("dyn.sparse_to_dense")
-def _sparse_to_dense(args, attrs, out):
-    shape = _ints(args[3], "output_shape")
-    return _static("dyn.sparse_to_dense", args[:3], attrs, out, output_shape=shape)
+def _run(dyn_name: str):
+    def run(args, attrs, out_type):
+        static, kept, static_attrs = static_form(dyn_name, lambda i: args[i], attrs)
+        return get_column("impl")[static]([args[i] for i in kept], static_attrs, out_type)
+
+    return run
+
+
+for _name in STATIC_FORM:
+    impl(_name)(_run(_name))

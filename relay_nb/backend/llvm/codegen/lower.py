@@ -146,6 +146,8 @@ def lower(func: Function, symbol: str) -> Lowered:
             r = rules_col.get(name)
             if r is None:
                 raise Unsupported(f"no LLVM lowering for {name}", name)
+            if r.kind == "static":  # a dyn.* op left unbound (see .dyn): its shapes are unknown
+                raise Unsupported(f"{name}: {r.check(n)}", name)
             leaves(n._checked_type)
             for a in n.args:
                 leaves(a._checked_type)

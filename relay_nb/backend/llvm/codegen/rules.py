@@ -10,6 +10,9 @@ Two kinds of rule, as in TVM's compute / schedule split:
   (one :class:`Buffer` per tensor of the result) with loops of its own.  Reductions,
   softmax, norms, pools and the anchors (dense, conv) are buffer rules; an anchor also
   takes the ``epilogue`` of elementwise ops fused after it and applies it in place.
+* ``static`` — ``fn(call, value) -> Call``: a ``dyn.*`` op, rewritten into its static twin
+  once ``value(i)``, the value of its operand ``i``, is known (see :mod:`.dyn`); the
+  kernel specializes on those values at call time, so ``lower`` never sees the call.
 
 ``materialize(call)`` asks for an index rule's whole result to be computed into a buffer
 (``take`` in ``mode="fast"`` must check every index even where a consumer reads only a
