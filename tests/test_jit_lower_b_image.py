@@ -84,3 +84,47 @@ def test_dilation2d(layouts, data):
         f" data_layout=\"{dl}\", kernel_layout=\"{kl}\"); add(%0, %0) }}",
         x, k, rtol=0, atol=0,
     )
+
+
+@pytest.mark.parametrize("method", ["bilinear", "nearest", "bicubic"])
+@compares(8)
+@PROPS
+@given(data=st.data())
+def test_grid_sample_2d(method, data):
+    rng = _rng(data)
+    n, c = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
+    h, w = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 5))
+    oh, ow = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    mode = data.draw(st.sampled_from(["zeros", "border", "reflection"]))
+    align = data.draw(st.booleans())
+    dtype = data.draw(st.sampled_from(["float32", "float64"]))
+    x = random_array(rng, (n, c, h, w), dtype, special=data.draw(st.booleans()))
+    grid = rng.uniform(-1.6, 1.6, (n, 2, oh, ow)).astype(dtype)
+    if data.draw(st.booleans()):  # points exactly on pixel centres and edges
+        grid[..., 0] = rng.choice([-1.0, 0.0, 1.0, 0.5, -3.0], (n, 2, oh)).astype(dtype)
+    check(
+        f"def @main(%x: {tensor(x.shape, dtype)}, %g: {tensor(grid.shape, dtype)}) {{"
+        f' %0 = image.grid_sample(%x, %g, method="{method}", padding_mode="{mode}",'
+        f" align_corners={align}); multiply(%0, %0) }}",
+        x, grid, rtol=0, atol=0,
+    )
+
+
+@compares(6)
+@PROPS
+@given(data=st.data())
+def test_grid_sample_3d(data):
+    rng = _rng(data)
+    shape = (1, 2, *(data.draw(st.integers(1, 4)) for _ in range(3)))
+    out = tuple(data.draw(st.integers(1, 3)) for _ in range(3))
+    method = data.draw(st.sampled_from(["bilinear", "nearest"]))
+    mode = data.draw(st.sampled_from(["zeros", "border", "reflection"]))
+    align = data.draw(st.booleans())
+    x = random_array(rng, shape, "float32")
+    grid = rng.uniform(-1.6, 1.6, (1, 3, *out)).astype("float32")
+    check(
+        f"def @main(%x: {tensor(shape, 'float32')}, %g: {tensor(grid.shape, 'float32')}) {{"
+        f' image.grid_sample(%x, %g, method="{method}", padding_mode="{mode}", align_corners={align},'
+        f' layout="NCDHW") }}',
+        x, grid, rtol=0, atol=0,
+    )

@@ -205,4 +205,157 @@ def _dilation2d(kb, call, index, field):
     return acc
 
 
+# --- grid_sample --------------------------------------------------------------------------------
+
+
+def _grid_check(call):
+    if call._checked_type.dtype == "bool":
+        return "bool operands"
+    return None
+
+
+class _Sampler:
+    """The interpreter's grid_sample arithmetic for one output element (``image_extra``:
+    ``_unnormalize``, ``_reflect``, ``_pad_coord``, ``_read_zero``), in its float types:
+    coordinates in ``ft``, fractions and blending in float64 (``c - int64`` is float64 in
+    numpy)."""
+
+    def __init__(self, kb, call, index):
+        self.kb, self.b = kb, kb.builder
+        self.data, grid = call.args
+        attrs = attrs_of(call)
+        self.align, self.mode = attrs["align_corners"], attrs["padding_mode"]
+        self.xshape = kb.shape(self.data)
+        self.nd = len(self.xshape) - 2
+        self.sizes = self.xshape[2:]
+        self.ft = _float_type(kb, self.data)
+        self.f64 = dtype("float64")
+        self.index = index
+        b, ft = self.b, self.ft
+        out = index.dims()
+        self.raw = []
+        for a in range(self.nd):
+            g = kb.value(grid, Index(b, kb.shape(grid), dims=[out[0], i64(self.nd - 1 - a), *out[2:]]))
+            v = b.fadd(convert(kb, g, kb.dt(grid), ft), _fc(ft, 1))
+            n = self.sizes[a]
+            if self.align:
+                self.raw.append(b.fdiv(b.fmul(v, _fc(ft, n - 1)), _fc(ft, 2)))
+            else:
+                self.raw.append(b.fadd(_fc(ft, -0.5), b.fdiv(b.fmul(v, _fc(ft, n)), _fc(ft, 2))))
+
+    def pad(self, v: ir.Value, size: int) -> ir.Value:
+        """``_pad_coord``: reflect, then clamp, as the padding mode says."""
+        b, ft = self.b, self.ft
+        if self.mode == "reflection":
+            v = self._reflect(v, size)
+        if self.mode in ("reflection", "border"):
+            v = b.select(b.fcmp_ordered("<", v, _fc(ft, 0)), _fc(ft, 0), v)
+            v = b.select(b.fcmp_ordered(">", v, _fc(ft, size - 1)), _fc(ft, size - 1), v)
+        return v
+
+    def _reflect(self, v: ir.Value, size: int) -> ir.Value:
+        b, ft, kb = self.b, self.ft, self.kb
+        span, start = (size - 1, 0.0) if self.align else (size, -0.5)
+        if span <= 0:
+            return _fc(ft, 0)
+        inside = b.and_(b.fcmp_ordered(">=", v, _fc(ft, start)), b.fcmp_ordered("<=", v, _fc(ft, span + start)))
+        suffix = "f64" if ft.bits == 64 else "f32"
+        dist = kb.call(f"llvm.fabs.{suffix}", ft.ir, b.fsub(_fc(ft, start), v))
+        times = b.sdiv(_to_index(kb, kb.call(f"llvm.trunc.{suffix}", ft.ir, dist), ft), i64(span))
+        f64 = self.f64
+        extra = b.fsub(convert(kb, dist, ft, f64), b.sitofp(b.mul(times, i64(span)), f64.ir))
+        even = b.icmp_signed("==", b.srem(times, i64(2)), i64(0))
+        flipped = b.select(
+            even, b.fadd(extra, _fc(f64, start)), b.fadd(b.fsub(_fc(f64, span), extra), _fc(f64, start))
+        )
+        return b.select(inside, v, convert(kb, flipped, f64, ft))
+
+    def read(self, points: list) -> ir.Value:
+        """``_read_zero``: the data at integer ``points`` (one per spatial axis), 0 outside."""
+        b = self.b
+        ok, dims = None, list(self.index.dims()[:2])
+        for p, n in zip(points, self.sizes):
+            inside = b.icmp_unsigned("<", p, i64(n))
+            ok = inside if ok is None else b.and_(ok, inside)
+            dims.append(b.select(inside, p, i64(0)))
+        if not math.prod(self.sizes):
+            return _fc(self.ft, 0)
+        v = convert(self.kb, self.kb.value(self.data, Index(b, self.xshape, dims=dims)), self.kb.dt(self.data), self.ft)
+        return b.select(ok, v, _fc(self.ft, 0))
+
+    def floor(self, c: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """``(int64 floor, float64 fraction)`` of a coordinate."""
+        b, kb = self.b, self.kb
+        fl = _floor(kb, c, self.ft)
+        return self._int(fl), b.fsub(convert(kb, c, self.ft, self.f64), convert(kb, fl, self.ft, self.f64))
+
+    def _int(self, v: ir.Value) -> ir.Value:
+        """numpy's int64 cast of a float coordinate, with NaN (and values out of the int64
+        range, which numpy makes the minimum) far outside any axis."""
+        b, ft = self.b, self.ft
+        bad = b.or_(b.fcmp_unordered("uno", v, v), b.fcmp_ordered(">=", kb_abs(self.kb, v, ft), _fc(ft, 2.0**62)))
+        return b.select(bad, i64(-(2**62)), _to_index(self.kb, v, ft))
+
+
+def kb_abs(kb, v: ir.Value, ft: DType) -> ir.Value:
+    return kb.call(f"llvm.fabs.{'f64' if ft.bits == 64 else 'f32'}", ft.ir, v)
+
+
+def _cubic_weights(b, t: ir.Value) -> list:
+    """PyTorch's A = -0.75 cubic weights of the interpreter, in float64 and its order."""
+    f64 = dtype("float64")
+    a = -0.75
+
+    def c(v):
+        return _fc(f64, v)
+
+    def near(f):  # ((a + 2) * f - (a + 3)) * f * f + 1
+        return b.fadd(b.fmul(b.fmul(b.fsub(b.fmul(c(a + 2), f), c(a + 3)), f), f), c(1))
+
+    def far(f):  # ((a * f - 5 a) * f + 8 a) * f - 4 a
+        return b.fsub(b.fmul(b.fadd(b.fmul(b.fsub(b.fmul(c(a), f), c(5 * a)), f), c(8 * a)), f), c(4 * a))
+
+    return [far(b.fadd(t, c(1))), near(t), near(b.fsub(c(1), t)), far(b.fsub(c(2), t))]
+
+
+@rule("image.grid_sample", check=_grid_check)
+def _grid_sample(kb, call, index, field):
+    s = _Sampler(kb, call, index)
+    b, ft, f64 = s.b, s.ft, s.f64
+    method = attrs_of(call)["method"]
+
+    def term(acc, value, weight):  # acc + value * weight, from numpy's ``result = 0``
+        return b.fadd(acc, b.fmul(convert(kb, value, ft, f64), weight))
+
+    if method == "nearest":
+        coords = [s.pad(c, n) for c, n in zip(s.raw, s.sizes)]
+        suffix = "f64" if ft.bits == 64 else "f32"
+        value = s.read([s._int(kb.call(f"llvm.roundeven.{suffix}", ft.ir, c)) for c in coords])
+        return convert(kb, value, ft, kb.dt(call))
+    result = _fc(f64, 0)
+    if method == "bicubic":
+        (y, x), (h, w) = s.raw, s.sizes
+        (y0, ty), (x0, tx) = s.floor(y), s.floor(x)
+        wy, wx = _cubic_weights(b, ty), _cubic_weights(b, tx)
+        for i in range(4):
+            row = s._int(s.pad(b.sitofp(b.add(y0, i64(i - 1)), ft.ir), h))
+            line = _fc(f64, 0)
+            for j in range(4):
+                col = s._int(s.pad(b.sitofp(b.add(x0, i64(j - 1)), ft.ir), w))
+                line = term(line, s.read([row, col]), wx[j])
+            result = b.fadd(result, b.fmul(line, wy[i]))
+        return convert(kb, result, f64, kb.dt(call))
+    coords = [s.pad(c, n) for c, n in zip(s.raw, s.sizes)]
+    lows, fracs = zip(*(s.floor(c) for c in coords))
+    one = _fc(f64, 1)
+    for corner in itertools.product(range(2), repeat=s.nd):
+        weight = None
+        for f, bit in zip(fracs, corner):
+            w = f if bit else b.fsub(one, f)
+            weight = w if weight is None else b.fmul(weight, w)
+        points = [b.add(lo, i64(bit)) if bit else lo for lo, bit in zip(lows, corner)]
+        result = term(result, s.read(points), weight)
+    return convert(kb, result, f64, kb.dt(call))
+
+
 __all__: list[str] = []
