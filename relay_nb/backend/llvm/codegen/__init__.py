@@ -25,6 +25,7 @@ def load_rules() -> None:
     from . import tensor_index, tensor_loops  # noqa: F401  (the tensor ops of issue 12)
     from . import dyn  # noqa: F401  (dyn.*: rewritten to their static twins per value)
     from . import image_extra  # noqa: F401  (crop_and_resize, dilation2d, grid_sample)
+    from . import nn_contrib  # noqa: F401  (the contrib convolutions, by decomposition)
 
 
 from .lower import Lowered, lower  # noqa: E402

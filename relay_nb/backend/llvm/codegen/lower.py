@@ -30,6 +30,7 @@ import numpy as np
 from llvmlite import ir
 
 from ....ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
+from ....ir.functor import ExprMutator
 from ....ir.ty import TensorType, TupleType
 from ....op.registry import OpPattern, get_column
 from . import math as vmath
@@ -95,7 +96,37 @@ def kernel_constants(func: Function) -> list[np.ndarray]:
     """The constant arguments of ``func``'s kernel, in the order :func:`lower` passes them:
     a kernel compiled for one function runs any function of the same skeleton (equal but
     for constant values) when given that function's constants."""
-    return [_constant_data(n) for n in _post_order(func.body) if type(n) is Constant]
+    return [_constant_data(n) for n in _post_order(legalize(func).body) if type(n) is Constant]
+
+
+class _Legalize(ExprMutator):
+    def __init__(self, rules: dict):
+        super().__init__()
+        self.rules = rules
+
+    def visit_call(self, call: Call) -> Expr:
+        new = super().visit_call(call)
+        r = self.rules.get(call.op.name) if type(call.op) is Op else None
+        return new if r is None else r.fn(new)
+
+
+def legalize(func: Function) -> Function:
+    """``func`` with each call of a ``rewrite``-rule op replaced by its decomposition, typed
+    (``func`` itself when it has none).  Deterministic, so the kernel's constants (which a
+    decomposition may add) come out the same for every function of one skeleton."""
+    rules = {name: r for name, r in llvm_rules().items() if r.kind == "rewrite"}
+    if not any(type(n) is Call and type(n.op) is Op and n.op.name in rules for n in _post_order(func.body)):
+        return func
+    body = _Legalize(rules).visit(func.body)
+    out = Function(func.params, body, None, func.type_params, func.attrs)
+    from ....errors import RelayError
+    from ....typing.infer import infer_type
+
+    try:
+        infer_type(out)
+    except RelayError as exc:  # a decomposition that does not fit this call
+        raise Unsupported(f"its decomposition does not type-check: {exc.message}") from None
+    return out
 
 
 def _constant_data(c: Constant) -> np.ndarray:
@@ -127,6 +158,7 @@ def lower(func: Function, symbol: str) -> Lowered:
     """Lower one typed primitive function (see the module docstring); raise
     :class:`Unsupported` naming the op or construct that has no lowering."""
     rules_col = llvm_rules()
+    func = legalize(func)
     body = func.body
     nodes = _post_order(body)
     params = set(func.params)
@@ -354,4 +386,4 @@ def _flat_ok(kb: KernelBuilder, node: Expr, field: Optional[int], rules) -> bool
     return True
 
 
-__all__ = ["Lowered", "kernel_constants", "lower"]
+__all__ = ["Lowered", "kernel_constants", "legalize", "lower"]

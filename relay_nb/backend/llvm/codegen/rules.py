@@ -10,6 +10,10 @@ Two kinds of rule, as in TVM's compute / schedule split:
   (one :class:`Buffer` per tensor of the result) with loops of its own.  Reductions,
   softmax, norms, pools and the anchors (dense, conv) are buffer rules; an anchor also
   takes the ``epilogue`` of elementwise ops fused after it and applies it in place.
+* ``rewrite`` — ``fn(call) -> Expr``: an op lowered by decomposition into ops that have
+  rules (TVM's Legalize: ``nn.contrib_conv2d_NCHWc`` is layout transforms around
+  ``nn.conv2d``), applied by :func:`.lower.legalize` only to the primitive function being
+  lowered, so the user's module and printouts keep the op.
 * ``static`` — ``fn(call, value) -> Call``: a ``dyn.*`` op, rewritten into its static twin
   once ``value(i)``, the value of its operand ``i``, is known (see :mod:`.dyn`); the
   kernel specializes on those values at call time, so ``lower`` never sees the call.
