@@ -189,3 +189,48 @@ def test_constants_a_decomposition_adds_keep_rebinding_right():
         outs.append(out)
     assert cache.stats()["compiles"] == 1 and cache.stats()["rebinds"] == 1
     np.testing.assert_allclose(outs[1] - outs[0], 4, rtol=1e-5)
+
+
+@compares(6)
+@PROPS
+@given(data=st.data())
+def test_bitserial_dense(data):
+    rng = _rng(data)
+    shape = tuple(data.draw(st.integers(1, 3)) for _ in range(data.draw(st.integers(1, 3))))
+    units = data.draw(st.integers(1, 4))
+    dbits, wbits = data.draw(st.integers(0, 3)), data.draw(st.integers(1, 3))
+    unipolar = data.draw(st.booleans())
+    dtype = data.draw(st.sampled_from(["int8", "uint8", "int32"]))
+    out = data.draw(st.sampled_from(["int16", "int32", "int64"]))
+    x = random_array(rng, shape, dtype, special=True)
+    w = random_array(rng, (units, shape[-1]), dtype, special=True)
+    check(
+        f"def @main(%x: {tensor(shape, dtype)}, %w: {tensor(w.shape, dtype)}) {{"
+        f" nn.bitserial_dense(%x, %w, units={units}, data_bits={dbits}, weight_bits={wbits},"
+        f' unipolar={unipolar}, out_dtype="{out}") }}',
+        x, w,
+    )
+
+
+@pytest.mark.parametrize("layouts", [("NCHW", "OIHW"), ("NHWC", "HWIO")])
+@compares(6)
+@PROPS
+@given(data=st.data())
+def test_bitserial_conv2d(layouts, data):
+    dl, kl = layouts
+    rng = _rng(data)
+    c, o = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    k, s, p = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 2)), data.draw(st.integers(0, 1))
+    h, w = k + data.draw(st.integers(0, 3)), k + data.draw(st.integers(0, 3))
+    xs = (1, c, h, w) if dl == "NCHW" else (1, h, w, c)
+    ws = (o, c, k, k) if kl == "OIHW" else (k, k, c, o)
+    abits, wbits = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 2))
+    unipolar = data.draw(st.booleans())
+    x, wt = random_array(rng, xs, "uint8"), random_array(rng, ws, "int8", special=True)
+    check(
+        f"def @main(%x: {tensor(xs, 'uint8')}, %w: {tensor(ws, 'int8')}) {{"
+        f" %0 = nn.bitserial_conv2d(%x, %w, strides=[{s}, {s}], padding=[{p}, {p}], kernel_size=[{k}, {k}],"
+        f" channels={o}, activation_bits={abits}, weight_bits={wbits}, data_layout=\"{dl}\", kernel_layout=\"{kl}\","
+        f' unipolar={unipolar}, out_dtype="int32"); add(%0, 1) }}',
+        x, wt,
+    )

@@ -213,3 +213,53 @@ rule("nn.contrib_conv3d_winograd_without_weight_transform", kind="rewrite")(_win
 
 
 __all__: list[str] = []
+
+
+# --- bit-serial ------------------------------------------------------------------------------------
+# TVM's popcount kernels compute an integer product of the operands' low bits; the
+# interpreter (``op/impl/nn_bitserial.py``) computes it in int64 and converts, and so does
+# the decomposition: masks and the unipolar map as elementwise int64 ops, then the anchor.
+
+
+def _low_bits(e: Expr, dtype: str, bits: int) -> Expr:
+    """``x.astype(int64) & (2^bits - 1)``."""
+    return op_call("bitwise_and", _cast(e, "int64", dtype), Constant(np.array((1 << bits) - 1, "int64")))
+
+
+def _weight_values(e: Expr, dtype: str, bits: int, unipolar: bool) -> Expr:
+    """The weight's low bits, as +-1 levels ``2 w - (2^bits - 1)`` when unipolar."""
+    low = _low_bits(e, dtype, bits)
+    if not unipolar:
+        return low
+    twice = op_call("multiply", low, Constant(np.array(2, "int64")))
+    return op_call("subtract", twice, Constant(np.array((1 << bits) - 1, "int64")))
+
+
+def _bits_check(bits: int, name: str) -> None:
+    if not 0 <= bits < 63:
+        raise Unsupported(f"{name}: {bits} bits", name)
+
+
+@rule("nn.bitserial_dense", kind="rewrite")
+def _bitserial_dense(call: Call) -> Expr:
+    data, weight = call.args
+    attrs = attrs_of(call)
+    for k in ("data_bits", "weight_bits"):
+        _bits_check(attrs[k], call.op.name)
+    d = _low_bits(data, _ttype(call.args[0]).dtype, attrs["data_bits"])
+    w = _weight_values(weight, _ttype(call.args[1]).dtype, attrs["weight_bits"], attrs["unipolar"])
+    return _cast(op_call("nn.dense", d, w, out_dtype="int64"), call._checked_type.dtype, "int64")
+
+
+@rule("nn.bitserial_conv2d", kind="rewrite")
+def _bitserial_conv2d(call: Call) -> Expr:
+    data, weight = call.args
+    attrs = attrs_of(call)
+    for k in ("activation_bits", "weight_bits"):
+        _bits_check(attrs[k], call.op.name)
+    dl = attrs["data_layout"]
+    x = _low_bits(_relayout(data, dl, "NCHW"), _ttype(call.args[0]).dtype, attrs["activation_bits"])
+    w = _relayout(weight, attrs["kernel_layout"], "OIHW")
+    w = _weight_values(w, _ttype(call.args[1]).dtype, attrs["weight_bits"], attrs["unipolar"])
+    y = op_call("nn.conv2d", x, w, strides=attrs["strides"], padding=attrs["padding"], out_dtype="int64")
+    return _relayout(_cast(y, call._checked_type.dtype, "int64"), "NCHW", dl)
