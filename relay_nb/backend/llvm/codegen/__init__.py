@@ -27,6 +27,7 @@ def load_rules() -> None:
     from . import image_extra  # noqa: F401  (crop_and_resize, dilation2d, grid_sample)
     from . import nn_contrib  # noqa: F401  (the contrib convolutions, by decomposition)
     from . import nn_sparse  # noqa: F401  (sparse_dense, sparse_conv2d, sparse_transpose)
+    from . import deformable  # noqa: F401  (nn.deformable_conv2d)
 
 
 from .lower import Lowered, lower  # noqa: E402
