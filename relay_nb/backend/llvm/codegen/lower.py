@@ -96,7 +96,10 @@ def kernel_constants(func: Function) -> list[np.ndarray]:
     """The constant arguments of ``func``'s kernel, in the order :func:`lower` passes them:
     a kernel compiled for one function runs any function of the same skeleton (equal but
     for constant values) when given that function's constants."""
-    return [_constant_data(n) for n in _post_order(legalize(func).body) if type(n) is Constant]
+    nodes = _post_order(func.body)
+    if _rewrite_rules(nodes):  # the decompositions' constants too, in lower's order
+        nodes = _post_order(legalize(func).body)
+    return [_constant_data(n) for n in nodes if type(n) is Constant]
 
 
 class _Legalize(ExprMutator):
@@ -110,12 +113,24 @@ class _Legalize(ExprMutator):
         return new if r is None else r.fn(new)
 
 
+def _rewrite_rules(nodes: list) -> dict:
+    """The ``rewrite`` rules of the ops called in ``nodes`` (empty: nothing to legalize)."""
+    rules = llvm_rules()
+    out = {}
+    for n in nodes:
+        if type(n) is Call and type(n.op) is Op:
+            r = rules.get(n.op.name)
+            if r is not None and r.kind == "rewrite":
+                out[n.op.name] = r
+    return out
+
+
 def legalize(func: Function) -> Function:
     """``func`` with each call of a ``rewrite``-rule op replaced by its decomposition, typed
     (``func`` itself when it has none).  Deterministic, so the kernel's constants (which a
     decomposition may add) come out the same for every function of one skeleton."""
-    rules = {name: r for name, r in llvm_rules().items() if r.kind == "rewrite"}
-    if not any(type(n) is Call and type(n.op) is Op and n.op.name in rules for n in _post_order(func.body)):
+    rules = _rewrite_rules(_post_order(func.body))
+    if not rules:
         return func
     body = _Legalize(rules).visit(func.body)
     out = Function(func.params, body, None, func.type_params, func.attrs)
