@@ -17,6 +17,7 @@ import math
 from llvmlite import ir
 
 from .context import Buffer, attrs_of
+from .reduce import _alloca
 from .rules import rule
 from .scalar import convert
 from .types import I64, dtype, i64, zero
@@ -99,28 +100,46 @@ def _sparse_check(call):
 
 @rule("nn.sparse_dense", "nn.internal.sparse_dense_padded", kind="buffer", check=_sparse_check)
 def _sparse_dense(kb, call, outs, epilogue):
-    """``out[m, row] += dense[m, col] * w`` (``sparse_lhs``: ``out[row, m] += w * dense[m, col]``)
-    for every stored ``w`` at ``(row, col)``."""
+    """``out[m, row] = sum over the entries w of row: dense[m, col] * w`` (``sparse_lhs``:
+    ``out[row, m]``), one register accumulator per block row; ``m`` is the outer loop
+    (``row`` with ``sparse_lhs``), so the result is written row by row."""
     dense, data, indices, indptr = (kb.materialize(a) for a in call.args)
     out = outs[0]
     dt = out.dt
     lhs = attrs_of(call)["sparse_lhs"]
     m_rows, k = dense.shape
-    blocks = _blocks(data.shape)
+    bs_r, bs_c = _blocks(data.shape)
     b = kb.builder
-    _zero(kb, out)
-    ok = _checked(kb, indices, indptr, data.shape[0], k, blocks[1])
+    ok = _checked(kb, indices, indptr, data.shape[0], k, bs_c)  # (if not, the call raises)
     n = out.shape[1]
+    slots = [_alloca(kb, dt.ir) for _ in range(bs_r)]
 
-    def visit(row, col, w):
-        w = convert(kb, w, data.dt, dt)
-        with kb.loop(m_rows, "sm") as m:
-            x = convert(kb, dense.load_flat(b, b.add(b.mul(m, i64(k)), col)), dense.dt, dt)
+    def row_block(m, r):
+        for slot in slots:
+            b.store(zero(dt), slot)
+        start, stop = _int_at(kb, indptr, r), _int_at(kb, indptr, b.add(r, i64(1)))
+        with kb.loop(stop, "sj", start=start) as j:
+            base = b.add(b.mul(m, i64(k)), b.mul(_int_at(kb, indices, j), i64(bs_c)))
+            for c in range(bs_c):
+                x = convert(kb, dense.load_flat(b, b.add(base, i64(c))), dense.dt, dt)
+                for a, slot in enumerate(slots):
+                    w = data.load_flat(b, b.add(b.mul(j, i64(bs_r * bs_c)), i64(a * bs_c + c)))
+                    w = convert(kb, w, data.dt, dt)
+                    acc = b.load(slot, typ=dt.ir)
+                    b.store(_mac(b, acc, w, x, dt) if lhs else _mac(b, acc, x, w, dt), slot)
+        for a, slot in enumerate(slots):
+            row = b.add(b.mul(r, i64(bs_r)), i64(a))
             at = b.add(b.mul(row, i64(n)), m) if lhs else b.add(b.mul(m, i64(n)), row)
-            out.store_flat(b, at, _mac(b, out.load_flat(b, at), w, x, dt) if lhs else _mac(b, out.load_flat(b, at), x, w, dt))
+            out.store_flat(b, at, b.load(slot, typ=dt.ir))
 
+    rows = indptr.size - 1
     with b.if_then(ok):
-        _walk(kb, data, indices, indptr, blocks, visit)
+        if lhs:
+            with kb.loop(rows, "sr") as r, kb.loop(m_rows, "sm") as m:
+                row_block(m, r)
+        else:
+            with kb.loop(m_rows, "sm") as m, kb.loop(rows, "sr") as r:
+                row_block(m, r)
 
 
 @rule("nn.sparse_conv2d", kind="buffer", check=_sparse_check)
