@@ -40,6 +40,10 @@ def _floor(kb, v: ir.Value, ft: DType) -> ir.Value:
     return kb.call(f"llvm.floor.{'f64' if ft.bits == 64 else 'f32'}", ft.ir, v)
 
 
+def _fabs(kb, v: ir.Value, ft: DType) -> ir.Value:
+    return kb.call(f"llvm.fabs.{'f64' if ft.bits == 64 else 'f32'}", ft.ir, v)
+
+
 def _to_index(kb, v: ir.Value, ft: DType) -> ir.Value:
     """A float coordinate as an int64 (truncating, saturating, NaN -> 0, as numpy's cast
     of the values the interpreter casts)."""
@@ -72,7 +76,7 @@ def _box_coord(kb, start, end, n_in: int, n_out: int, step: ir.Value, ft: DType)
 
 def _round_half_away(kb, v: ir.Value, ft: DType) -> ir.Value:
     b = kb.builder
-    mag = _floor(kb, b.fadd(kb.call(f"llvm.fabs.{'f64' if ft.bits == 64 else 'f32'}", ft.ir, v), _fc(ft, 0.5)), ft)
+    mag = _floor(kb, b.fadd(_fabs(kb, v, ft), _fc(ft, 0.5)), ft)
     return b.select(b.fcmp_ordered("<", v, _fc(ft, 0)), b.fneg(mag), mag)
 
 
@@ -260,7 +264,7 @@ class _Sampler:
             return _fc(ft, 0)
         inside = b.and_(b.fcmp_ordered(">=", v, _fc(ft, start)), b.fcmp_ordered("<=", v, _fc(ft, span + start)))
         suffix = "f64" if ft.bits == 64 else "f32"
-        dist = kb.call(f"llvm.fabs.{suffix}", ft.ir, b.fsub(_fc(ft, start), v))
+        dist = _fabs(kb, b.fsub(_fc(ft, start), v), ft)
         times = b.sdiv(_to_index(kb, kb.call(f"llvm.trunc.{suffix}", ft.ir, dist), ft), i64(span))
         f64 = self.f64
         extra = b.fsub(convert(kb, dist, ft, f64), b.sitofp(b.mul(times, i64(span)), f64.ir))
@@ -293,12 +297,8 @@ class _Sampler:
         """numpy's int64 cast of a float coordinate, with NaN (and values out of the int64
         range, which numpy makes the minimum) far outside any axis."""
         b, ft = self.b, self.ft
-        bad = b.or_(b.fcmp_unordered("uno", v, v), b.fcmp_ordered(">=", kb_abs(self.kb, v, ft), _fc(ft, 2.0**62)))
+        bad = b.or_(b.fcmp_unordered("uno", v, v), b.fcmp_ordered(">=", _fabs(self.kb, v, ft), _fc(ft, 2.0**62)))
         return b.select(bad, i64(-(2**62)), _to_index(self.kb, v, ft))
-
-
-def kb_abs(kb, v: ir.Value, ft: DType) -> ir.Value:
-    return kb.call(f"llvm.fabs.{'f64' if ft.bits == 64 else 'f32'}", ft.ir, v)
 
 
 def _cubic_weights(b, t: ir.Value) -> list:

@@ -12,8 +12,6 @@ order than numpy's matmul).
 
 from __future__ import annotations
 
-import math
-
 from llvmlite import ir
 
 from .context import Buffer, attrs_of
@@ -54,32 +52,12 @@ def _checked(kb, indices: Buffer, indptr: Buffer, nnz: int, n_cols: int, bs_c: i
     return _status_ok(kb)
 
 
-def _walk(kb, data: Buffer, indices: Buffer, indptr: Buffer, blocks: tuple, visit) -> None:
-    """``visit(row, col, value)`` for every stored value: ``row`` / ``col`` of the dense
-    matrix, entry by entry in storage order."""
-    b = kb.builder
-    bs_r, bs_c = blocks
-    with kb.loop(indptr.size - 1, "sr") as r:
-        with kb.loop(_int_at(kb, indptr, b.add(r, i64(1))), "sj", start=_int_at(kb, indptr, r)) as j:
-            col = _int_at(kb, indices, j)
-            for a in range(bs_r):
-                for c in range(bs_c):
-                    v = data.load_flat(b, b.add(b.mul(j, i64(bs_r * bs_c)), i64(a * bs_c + c)))
-                    row = b.add(b.mul(r, i64(bs_r)), i64(a))
-                    visit(row, b.add(b.mul(col, i64(bs_c)), i64(c)), v)
-
-
 def _blocks(shape: tuple) -> tuple:
     if len(shape) == 1:
         return 1, 1
     if len(shape) == 2:
         return shape[1], 1
     return shape[1], shape[2]
-
-
-def _zero(kb, out: Buffer) -> None:
-    with kb.loop(out.size, "z") as i:
-        out.store_flat(kb.builder, i, zero(out.dt))
 
 
 def _mac(b, acc, x, w, dt):
@@ -158,11 +136,12 @@ def _sparse_conv2d(kb, call, outs, epilogue):
     blocks = _blocks(data.shape)
     co = out.shape[3] if nhwc else out.shape[1]
     b = kb.builder
-    _zero(kb, out)
     if n_cols % blocks[1]:  # the interpreter's error, for any input values
         kb.report_error(f"{n_cols} columns are not a whole number of {blocks[1]}-wide blocks", i64(0), ir.Constant(ir.IntType(1), 1))
         return
-    ok = _checked(kb, indices, indptr, data.shape[0], n_cols, blocks[1])
+    ok = _checked(kb, indices, indptr, data.shape[0], n_cols, blocks[1])  # (if not, the call raises)
+    bs_r, bs_c = blocks
+    slots = [_alloca(kb, dt.ir) for _ in range(bs_r)]
 
     def x_at(bn, y, xx, ch):
         if nhwc:
@@ -171,30 +150,39 @@ def _sparse_conv2d(kb, call, outs, epilogue):
             flat = b.add(b.mul(b.add(b.mul(b.add(b.mul(bn, i64(c)), ch), i64(h)), y), i64(w)), xx)
         return x.load_flat(b, flat)
 
-    def visit(row, col, wv):
-        wv = convert(kb, wv, data.dt, dt)
+    def column(bn, y, xx, col):
+        """The im2col value of pixel (bn, y, xx) at column ``col`` (0 in the padding)."""
         if three:
             tap, ch = (b.udiv(col, i64(c)), b.urem(col, i64(c))) if nhwc else (b.urem(col, i64(9)), b.udiv(col, i64(9)))
-            di, dj = b.sub(b.udiv(tap, i64(3)), i64(1)), b.sub(b.urem(tap, i64(3)), i64(1))
-        else:
-            ch, di, dj = col, i64(0), i64(0)
-        with kb.loop(n, "cn") as bn:
-            with kb.loop(h, "cy") as y:
-                yy = b.add(y, di)
-                oky = b.icmp_unsigned("<", yy, i64(h))
-                with kb.loop(w, "cx") as xx:
-                    xs = b.add(xx, dj)
-                    inside = b.and_(oky, b.icmp_unsigned("<", xs, i64(w)))
-                    v = x_at(bn, b.select(oky, yy, i64(0)), b.select(inside, xs, i64(0)), ch)
-                    v = b.select(inside, convert(kb, v, x.dt, dt), zero(dt))
+            yy = b.add(y, b.sub(b.udiv(tap, i64(3)), i64(1)))
+            xs = b.add(xx, b.sub(b.urem(tap, i64(3)), i64(1)))
+            oky = b.icmp_unsigned("<", yy, i64(h))
+            inside = b.and_(oky, b.icmp_unsigned("<", xs, i64(w)))
+            v = x_at(bn, b.select(oky, yy, i64(0)), b.select(inside, xs, i64(0)), ch)
+            return b.select(inside, convert(kb, v, x.dt, dt), zero(dt))
+        return convert(kb, x_at(bn, y, xx, col), x.dt, dt)
+
+    with b.if_then(ok):
+        # out[pixel, row] = sum over the row's entries of column(pixel, col) * w, in registers
+        with kb.loop(n, "cn") as bn, kb.loop(h, "cy") as y, kb.loop(w, "cx") as xx:
+            with kb.loop(indptr.size - 1, "cr") as r:
+                for slot in slots:
+                    b.store(zero(dt), slot)
+                start, stop = _int_at(kb, indptr, r), _int_at(kb, indptr, b.add(r, i64(1)))
+                with kb.loop(stop, "cj", start=start) as j:
+                    base = b.mul(_int_at(kb, indices, j), i64(bs_c))
+                    for cc in range(bs_c):
+                        v = column(bn, y, xx, b.add(base, i64(cc)))
+                        for a, slot in enumerate(slots):
+                            wv = data.load_flat(b, b.add(b.mul(j, i64(bs_r * bs_c)), i64(a * bs_c + cc)))
+                            b.store(_mac(b, b.load(slot, typ=dt.ir), v, convert(kb, wv, data.dt, dt), dt), slot)
+                for a, slot in enumerate(slots):
+                    row = b.add(b.mul(r, i64(bs_r)), i64(a))
                     if nhwc:
                         at = b.add(b.mul(b.add(b.mul(b.add(b.mul(bn, i64(h)), y), i64(w)), xx), i64(co)), row)
                     else:
                         at = b.add(b.mul(b.add(b.mul(b.add(b.mul(bn, i64(co)), row), i64(h)), y), i64(w)), xx)
-                    out.store_flat(b, at, _mac(b, out.load_flat(b, at), v, wv, dt))
-
-    with b.if_then(ok):
-        _walk(kb, data, indices, indptr, blocks, visit)
+                    out.store_flat(b, at, b.load(slot, typ=dt.ir))
 
 
 def _transpose_check(call):
