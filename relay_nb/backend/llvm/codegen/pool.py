@@ -68,76 +68,81 @@ def _pool_check(nd: int):
 
 
 def _pool(nd: int, kind: str):
-    canon = "NC" + _SPATIAL[nd]
-
     def fn(kb, call, index, field):
         x = call.args[0]
-        attrs = attrs_of(call)
-        layout = attrs["layout"]
-        in_pos = _perm(layout, canon)
-        out_pos = _perm(attrs["out_layout"] or layout, canon)
-        xshape = kb.shape(x)
-        sizes = [xshape[p] for p in in_pos][2:]
-        pool = ints_n(attrs["pool_size"], nd, "pool_size")
-        strides = ints_n(attrs["strides"], nd, "strides")
-        dilation = ints_n(attrs["dilation"], nd, "dilation")
-        pads = pad_pairs(attrs["padding"], nd)
-        include_pad = attrs.get("count_include_pad", False)
-        dt = kb.dt(call)
-        b = kb.builder
-        oc = [index.dim(p) for p in out_pos]
-        base = [b.sub(b.mul(oc[2 + d], i64(strides[d])), i64(pads[d][0])) for d in range(nd)]
-        # per axis and window offset: the input coordinate and whether it is inside
-        coords, inside, counted = [], [], []
-        for d in range(nd):
-            cs, ins, cnt = [], [], []
-            for k in range(pool[d]):
-                c = b.add(base[d], i64(k * dilation[d])) if k else base[d]
-                ok = b.icmp_unsigned("<", c, i64(sizes[d]))
-                cs.append(b.select(ok, c, i64(0)) if sizes[d] else i64(0))
-                ins.append(ok)
-                if include_pad:  # inside the input plus the user's padding
-                    lo_ok = b.icmp_signed(">=", c, i64(-pads[d][0]))
-                    hi_ok = b.icmp_signed("<", c, i64(sizes[d] + pads[d][1]))
-                    cnt.append(b.and_(lo_ok, hi_ok))
-                else:
-                    cnt.append(ok)
-            coords.append(cs)
-            inside.append(ins)
-            counted.append(cnt)
-        if kind == "max":
-            acc = ir.Constant(dt.ir, float("-inf")) if dt.is_float else lowest(dt)
-        else:
-            acc = zero(dt)
-        red = Reducer(kb, "max" if kind == "max" else "sum", dt, 1)
-        for ks in itertools.product(*(range(p) for p in pool)):
-            dims = [None] * (2 + nd)
-            dims[in_pos[0]], dims[in_pos[1]] = oc[0], oc[1]
-            ok = None
-            for d, k in enumerate(ks):
-                dims[in_pos[2 + d]] = coords[d][k]
-                ok = inside[d][k] if ok is None else b.and_(ok, inside[d][k])
-            if any(s == 0 for s in sizes):
-                v = lowest(dt) if kind == "max" else zero(dt)
-            else:
-                v = kb.value(x, Index(b, xshape, dims=dims))
-                v = b.select(ok, v, lowest(dt) if kind == "max" else zero(dt))
-            acc = red.combine(acc, v) if kind == "max" else plus(kb, acc, v, dt)
-        if kind == "max" or dt.kind == "b":  # a bool average is the OR of the window, as in sum
-            return acc
-        count = None
-        for d in range(nd):
-            n_d = None
-            for ok in counted[d]:
-                one = b.zext(ok, I64)
-                n_d = one if n_d is None else b.add(n_d, one)
-            count = n_d if count is None else b.mul(count, n_d)
-        count = b.select(b.icmp_signed("<", count, i64(1)), i64(1), count)
-        if dt.is_float:
-            return b.fdiv(acc, b.sitofp(count, dt.ir))
-        return int_divide(kb, acc, b.trunc(count, dt.ir) if dt.bits < 64 else count, dt, "trunc")
+        return _pool_value(kb, call, index, nd, kind, kb.dt(call), lambda xi: kb.value(x, xi))
 
     return fn
+
+
+def _pool_value(kb, call, index, nd: int, kind: str, dt: DType, read) -> ir.Value:
+    """The pool's element at ``index``: the window over ``read(input index)`` (values in
+    ``dt``), reduced by max or averaged (qnn.avg_pool2d reads requantized values)."""
+    canon = "NC" + _SPATIAL[nd]
+    x = call.args[0]
+    attrs = attrs_of(call)
+    layout = attrs["layout"]
+    in_pos = _perm(layout, canon)
+    out_pos = _perm(attrs["out_layout"] or layout, canon)
+    xshape = kb.shape(x)
+    sizes = [xshape[p] for p in in_pos][2:]
+    pool = ints_n(attrs["pool_size"], nd, "pool_size")
+    strides = ints_n(attrs["strides"], nd, "strides")
+    dilation = ints_n(attrs["dilation"], nd, "dilation")
+    pads = pad_pairs(attrs["padding"], nd)
+    include_pad = attrs.get("count_include_pad", False)
+    b = kb.builder
+    oc = [index.dim(p) for p in out_pos]
+    base = [b.sub(b.mul(oc[2 + d], i64(strides[d])), i64(pads[d][0])) for d in range(nd)]
+    # per axis and window offset: the input coordinate and whether it is inside
+    coords, inside, counted = [], [], []
+    for d in range(nd):
+        cs, ins, cnt = [], [], []
+        for k in range(pool[d]):
+            c = b.add(base[d], i64(k * dilation[d])) if k else base[d]
+            ok = b.icmp_unsigned("<", c, i64(sizes[d]))
+            cs.append(b.select(ok, c, i64(0)) if sizes[d] else i64(0))
+            ins.append(ok)
+            if include_pad:  # inside the input plus the user's padding
+                lo_ok = b.icmp_signed(">=", c, i64(-pads[d][0]))
+                hi_ok = b.icmp_signed("<", c, i64(sizes[d] + pads[d][1]))
+                cnt.append(b.and_(lo_ok, hi_ok))
+            else:
+                cnt.append(ok)
+        coords.append(cs)
+        inside.append(ins)
+        counted.append(cnt)
+    if kind == "max":
+        acc = ir.Constant(dt.ir, float("-inf")) if dt.is_float else lowest(dt)
+    else:
+        acc = zero(dt)
+    red = Reducer(kb, "max" if kind == "max" else "sum", dt, 1)
+    for ks in itertools.product(*(range(p) for p in pool)):
+        dims = [None] * (2 + nd)
+        dims[in_pos[0]], dims[in_pos[1]] = oc[0], oc[1]
+        ok = None
+        for d, k in enumerate(ks):
+            dims[in_pos[2 + d]] = coords[d][k]
+            ok = inside[d][k] if ok is None else b.and_(ok, inside[d][k])
+        if any(s == 0 for s in sizes):
+            v = lowest(dt) if kind == "max" else zero(dt)
+        else:
+            v = read(Index(b, xshape, dims=dims))
+            v = b.select(ok, v, lowest(dt) if kind == "max" else zero(dt))
+        acc = red.combine(acc, v) if kind == "max" else plus(kb, acc, v, dt)
+    if kind == "max" or dt.kind == "b":  # a bool average is the OR of the window, as in sum
+        return acc
+    count = None
+    for d in range(nd):
+        n_d = None
+        for ok in counted[d]:
+            one = b.zext(ok, I64)
+            n_d = one if n_d is None else b.add(n_d, one)
+        count = n_d if count is None else b.mul(count, n_d)
+    count = b.select(b.icmp_signed("<", count, i64(1)), i64(1), count)
+    if dt.is_float:
+        return b.fdiv(acc, b.sitofp(count, dt.ir))
+    return int_divide(kb, acc, b.trunc(count, dt.ir) if dt.bits < 64 else count, dt, "trunc")
 
 
 for _nd in (1, 2, 3):
