@@ -252,3 +252,79 @@ def _max_start(dt: DType) -> ir.Value:
 
 
 __all__: list[str] = []
+
+
+def _adaptive_nd_check(nd: int):
+    layout_check = _layout_check(nd)
+
+    def check(call):
+        reason = layout_check(call)
+        if reason:
+            return reason
+        attrs = attrs_of(call)
+        if attrs["out_layout"] and attrs["out_layout"] != attrs["layout"]:
+            return f"out_layout {attrs['out_layout']!r} differs from layout {attrs['layout']!r}"
+        layout, shape, out = attrs["layout"], call.args[0]._checked_type.shape, call._checked_type.shape
+        if any(shape[layout.index(a)] == 0 and out[layout.index(a)] for a in _SPATIAL[nd]):
+            return "an empty window"  # the interpreter's error
+        return None
+
+    return check
+
+
+def _adaptive_nd(nd: int):
+    def fn(kb, call, outs, epilogue):
+        """One axis at a time, as the interpreter's separable ``adaptive_pool_nd``: the
+        first spatial axis is reduced innermost, and an average divides by each axis's
+        window length in turn (integer averages truncate at every step, as there)."""
+        x = call.args[0]
+        layout = attrs_of(call)["layout"]
+        xshape = kb.shape(x)
+        out = outs[0]
+        dt = out.dt
+        axes = [layout.index(a) for a in _SPATIAL[nd]]
+        if any(out.shape[p] != xshape[p] for p in range(2 + nd) if p not in axes):
+            raise Unsupported("the result's batch or channels differ from the input's")
+        b = kb.builder
+        kind = "mean" if "_avg_" in call.op.name else "max"
+        red = Reducer(kb, kind, dt, 1)
+        slots = [_alloca(kb, dt.mem) for _ in axes]
+        with kb.nest(out.shape) as oi:
+            od = oi.dims()
+            bounds = []
+            for p in axes:
+                n_in, n_out = xshape[p], max(out.shape[p], 1)
+                start = b.udiv(b.mul(od[p], i64(n_in)), i64(n_out))
+                end = b.udiv(b.add(b.mul(b.add(od[p], i64(1)), i64(n_in)), i64(n_out - 1)), i64(n_out))
+                bounds.append((start, end))
+            dims = list(od)
+
+            def level(k: int) -> ir.Value:
+                """The pooled value over axes[:k + 1] at the coordinates fixed outside."""
+                slot = slots[k] if kind == "mean" else slots[0]
+                if kind == "mean" or k == len(axes) - 1:
+                    _slot_store(kb, slot, dt, red.identity() if kind == "mean" else _max_start(dt))
+                start, end = bounds[k]
+                with kb.loop(end, f"ap{k}", start=start) as i:
+                    dims[axes[k]] = i
+                    v = kb.value(x, Index(b, xshape, dims=list(dims))) if k == 0 else level(k - 1)
+                    if kind == "mean" or k == 0:
+                        _slot_store(kb, slot, dt, red.combine(_slot_load(kb, slot, dt), v))
+                acc = _slot_load(kb, slot, dt)
+                if kind == "mean" and dt.kind != "b":
+                    count = b.sub(end, start)
+                    if dt.is_float:
+                        acc = b.fdiv(acc, b.sitofp(count, dt.ir))
+                    else:
+                        acc = int_divide(kb, acc, b.trunc(count, dt.ir) if dt.bits < 64 else count, dt, "trunc")
+                return acc
+
+            out.store(b, oi, level(len(axes) - 1))
+        _apply_epilogue(kb, out, epilogue, 1)
+
+    return fn
+
+
+for _nd in (1, 3):
+    for _kind in ("avg", "max"):
+        rule(f"nn.adaptive_{_kind}_pool{_nd}d", kind="buffer", anchor=True, check=_adaptive_nd_check(_nd))(_adaptive_nd(_nd))
