@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ....op.impl._util import ints_n, pad_pairs
 from .context import attrs_of
 from .index import Index
+from .pool import _perm
 from .reduce import _alloca
 from .rules import rule
-from .scalar import convert
-from .types import I64, dtype, i64, zero
+from .scalar import compare, convert
+from .types import F64, I64, Unsupported, dtype, i64, lowest, zero
+
+_F64 = dtype("float64")
 
 
 def _float_result(call):
@@ -58,6 +62,149 @@ def _nll_loss(kb, call, outs, epilogue):
         if reduction == "mean":
             total = b.fdiv(total, b.load(w_slot, typ=dt.ir))
         out.store_flat(b, i64(0), total)
+
+
+# --- pool gradients -----------------------------------------------------------------------------
+
+
+def _pool_geometry(attrs, xshape):
+    """(pool, strides, dilation, pads, (OH, OW)) of the forward pool on canonical NCHW data
+    (``ceil_mode`` pads the bottom / right by ``stride - 1`` more, as the interpreter)."""
+    pool = ints_n(attrs["pool_size"], 2, "pool_size")
+    strides = ints_n(attrs["strides"], 2, "strides")
+    dilation = ints_n(attrs["dilation"], 2, "dilation")
+    pads = pad_pairs(attrs["padding"], 2)
+    extra = [st - 1 if attrs["ceil_mode"] else 0 for st in strides]
+    outs = []
+    for d in range(2):
+        padded = xshape[2 + d] + pads[d][0] + pads[d][1] + extra[d]
+        span = (pool[d] - 1) * dilation[d] + 1
+        outs.append((padded - span) // strides[d] + 1 if padded >= span else None)
+    return pool, strides, dilation, pads, tuple(outs)
+
+
+def _canonical(shape, layout: str) -> tuple:
+    return tuple(shape[p] for p in _perm(layout, "NCHW"))
+
+
+def _pool_grad_check(call):
+    attrs = attrs_of(call)
+    layout = attrs["layout"]
+    try:
+        xs = _canonical(call.args[1]._checked_type.shape, layout)
+        gs = _canonical(call.args[0]._checked_type.shape, attrs["out_layout"] or layout)
+    except Unsupported as e:
+        return e.reason
+    dt = dtype(call._checked_type.dtype)
+    if dt.kind == "b":
+        return "bool data"
+    pool, strides, dilation, _, out_hw = _pool_geometry(attrs, xs)
+    if min(pool + strides + dilation) < 1:
+        return "non-positive pool_size, strides or dilation"
+    if gs != xs[:2] + out_hw:
+        return "the gradient is not the pool's output shape"  # the interpreter's error
+    return None
+
+
+def _at(kb, node, layout: str, n, c, y, x) -> Index:
+    """The index of canonical ``(n, c, y, x)`` in ``node`` laid out as ``layout``."""
+    dims = [None] * 4
+    for pos, v in zip(_perm(layout, "NCHW"), (n, c, y, x)):
+        dims[pos] = v
+    return Index(kb.builder, kb.shape(node), dims=dims)
+
+
+@rule("nn.max_pool2d_grad", "nn.avg_pool2d_grad", kind="buffer", check=_pool_grad_check)
+def _pool_grad(kb, call, outs, epilogue):
+    """The interpreter's scatter, in its order: per window, the share each tap receives
+    (max: the window's whole gradient to its first maximum, padding read as the dtype's
+    lowest value; avg: the gradient over the count of window taps inside the input, or the
+    padded input with ``count_include_pad``), then per tap, all windows' shares added in
+    float64 where the tap lands inside the input; then the sums cast to the data's dtype.
+    Same order of float64 additions, so the same bits."""
+    grad, data = call.args
+    attrs = attrs_of(call)
+    layout = attrs["layout"]
+    glayout = attrs["out_layout"] or layout
+    n_, c_, h, w = _canonical(kb.shape(data), layout)
+    pool, strides, dilation, pads, (oh, ow) = _pool_geometry(attrs, (n_, c_, h, w))
+    (top, bottom), (left, right) = pads
+    out = outs[0]
+    dt, xdt = out.dt, kb.dt(data)
+    b = kb.builder
+    is_max = call.op.name == "nn.max_pool2d_grad"
+    windows = kb.scratch((n_, c_, oh, ow), dtype("int64") if is_max else _F64)
+    acc = kb.scratch((n_, c_, h, w), _F64)
+    with kb.nest(acc.shape, flat=True) as ai:
+        acc.store(b, ai, ir.Constant(F64, 0.0))
+
+    def tap_coord(o, k, d):
+        return b.sub(b.add(b.mul(o, i64(strides[d])), i64(k * dilation[d]) if isinstance(k, int) else b.mul(k, i64(dilation[d]))), i64(pads[d][0]))
+
+    def inside(v, n_in):
+        return b.icmp_unsigned("<", v, i64(n_in))
+
+    with kb.nest((n_, c_, oh, ow)) as wi:
+        nn, cc, oy, ox = wi.dims()
+        if is_max:  # the first maximum's tap number, row major, as np.argmax
+            best, where = _alloca(kb, xdt.ir), _alloca(kb, I64)
+            b.store(lowest(xdt), best)
+            b.store(i64(0), where)
+            with kb.loop(pool[0], "pi") as i:
+                with kb.loop(pool[1], "pj") as j:
+                    y, x = tap_coord(oy, i, 0), tap_coord(ox, j, 1)
+                    ok = b.and_(inside(y, h), inside(x, w))
+                    safe = _at(kb, data, layout, nn, cc, b.select(ok, y, i64(0)), b.select(ok, x, i64(0)))
+                    v = b.select(ok, kb.value(data, safe), lowest(xdt)) if h and w else lowest(xdt)
+                    t = b.add(b.mul(i, i64(pool[1])), j)
+                    cur = b.load(best, typ=xdt.ir)
+                    better = compare(kb, ">", v, cur, xdt)
+                    if xdt.is_float:  # the first NaN is the maximum
+                        nan_v = b.fcmp_unordered("uno", v, v)
+                        nan_cur = b.fcmp_unordered("uno", cur, cur)
+                        better = b.or_(better, b.and_(nan_v, b.not_(nan_cur)))
+                    first = b.icmp_signed("==", t, i64(0))
+                    take = b.or_(first, better)
+                    b.store(b.select(take, v, cur), best)
+                    b.store(b.select(take, t, b.load(where, typ=I64)), where)
+            windows.store(b, wi, b.load(where, typ=I64))
+        else:  # the window's count of taps inside the (padded, with count_include_pad) input
+            counts = []
+            for d, (o, n_in) in enumerate(((oy, h), (ox, w))):
+                lo, hi = (-pads[d][0], n_in + pads[d][1]) if attrs["count_include_pad"] else (0, n_in)
+                total = i64(0)
+                for k in range(pool[d]):
+                    v = tap_coord(o, k, d)
+                    ok = b.and_(b.icmp_signed(">=", v, i64(lo)), b.icmp_signed("<", v, i64(hi)))
+                    total = b.add(total, b.zext(ok, I64))
+                counts.append(total)
+            count = b.mul(counts[0], counts[1])
+            count = b.select(b.icmp_signed("<", count, i64(1)), i64(1), count)
+            g = convert(kb, kb.value(grad, _at(kb, grad, glayout, nn, cc, oy, ox)), kb.dt(grad), _F64)
+            windows.store(b, wi, b.fdiv(g, b.sitofp(count, F64)))
+    with kb.loop(n_, "gn") as nn:
+        with kb.loop(c_, "gc") as cc:
+            with kb.loop(pool[0], "gi") as i:
+                with kb.loop(pool[1], "gj") as j:
+                    t = b.add(b.mul(i, i64(pool[1])), j)
+                    with kb.nest((oh, ow)) as oi:
+                        oy, ox = oi.dims()
+                        y, x = tap_coord(oy, i, 0), tap_coord(ox, j, 1)
+                        hit = b.and_(inside(y, h), inside(x, w))
+                        win = Index(b, windows.shape, dims=[nn, cc, oy, ox])
+                        if is_max:
+                            hit = b.and_(hit, b.icmp_signed("==", windows.load(b, win), t))
+                            share = lambda: convert(  # noqa: E731
+                                kb, kb.value(grad, _at(kb, grad, glayout, nn, cc, oy, ox)), kb.dt(grad), _F64
+                            )
+                        else:
+                            share = lambda: windows.load(b, win)  # noqa: E731
+                        with b.if_then(hit):
+                            ai = Index(b, acc.shape, dims=[nn, cc, y, x])
+                            acc.store(b, ai, b.fadd(acc.load(b, ai), share()))
+    with kb.nest((n_, c_, h, w)) as ci:
+        v = convert(kb, acc.load(b, ci), _F64, dt)
+        out.store(b, _at(kb, call, layout, *ci.dims()), v)
 
 
 __all__: list[str] = []
