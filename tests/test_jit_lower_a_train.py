@@ -59,3 +59,44 @@ def test_pool2d_grad(kind, data):
         rtol=0,
         atol=0,
     )
+
+
+@compares(10)
+@PROPS
+@given(data=st.data())
+def test_conv2d_backward_weight(data):
+    groups = data.draw(st.integers(1, 2))
+    cg, og = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    n, h, w = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 6)), data.draw(st.integers(1, 6))
+    kernel = [data.draw(st.integers(1, 3)) for _ in range(2)]
+    strides = [data.draw(st.integers(1, 2)) for _ in range(2)]
+    dilation = [data.draw(st.integers(1, 2)) for _ in range(2)]
+    pad = [data.draw(st.integers(0, 2)) for _ in range(4)]
+    for d, size in enumerate((h, w)):
+        if size + pad[d] + pad[d + 2] < (kernel[d] - 1) * dilation[d] + 1:
+            return
+    layout = data.draw(st.sampled_from(["NCHW", "NHWC"]))
+    dtype = data.draw(st.sampled_from(["float32", "float64", "int32"]))
+    wlayout = data.draw(st.sampled_from(["OIHW", "HWIO"]))
+    dims = {"N": n, "C": cg * groups, "H": h, "W": w}
+    xshape = tuple(dims[a] for a in layout)
+    conv = (
+        f"strides={strides}, padding={pad}, dilation={dilation}, groups={groups}, kernel_size={kernel}"
+    )
+    forward = (
+        f"def @main(%x: {tensor(xshape, dtype)}, %k: {tensor((og * groups, cg, *kernel), dtype)}) {{"
+        f' nn.conv2d(%x, %k, {conv}, data_layout="{layout}", kernel_layout="OIHW") }}'
+    )
+    gshape = _result_shape(forward)
+    rng = _rng(data)
+    x, g = random_array(rng, xshape, dtype), random_array(rng, gshape, dtype)
+    rtol = REDUCE_RTOL.get(dtype)
+    check(
+        f"def @main(%g: {tensor(gshape, dtype)}, %x: {tensor(xshape, dtype)}) {{"
+        f' nn.conv2d_backward_weight(%g, %x, {conv}, data_layout="{layout}", kernel_layout="{layout}",'
+        f' out_layout="{wlayout}") }}',
+        g,
+        x,
+        rtol=rtol,
+        atol=1e-3 if rtol else None,
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ....op.impl._util import ints_n, pad_pairs
+from .anchors import _mac
 from .context import attrs_of
 from .index import Index
 from .pool import _perm
@@ -106,10 +107,10 @@ def _pool_grad_check(call):
     return None
 
 
-def _at(kb, node, layout: str, n, c, y, x) -> Index:
+def _at(kb, node, layout: str, n, c, y, x, canonical: str = "NCHW") -> Index:
     """The index of canonical ``(n, c, y, x)`` in ``node`` laid out as ``layout``."""
     dims = [None] * 4
-    for pos, v in zip(_perm(layout, "NCHW"), (n, c, y, x)):
+    for pos, v in zip(_perm(layout, canonical), (n, c, y, x)):
         dims[pos] = v
     return Index(kb.builder, kb.shape(node), dims=dims)
 
@@ -205,6 +206,57 @@ def _pool_grad(kb, call, outs, epilogue):
     with kb.nest((n_, c_, h, w)) as ci:
         v = convert(kb, acc.load(b, ci), _F64, dt)
         out.store(b, _at(kb, call, layout, *ci.dims()), v)
+
+
+# --- conv2d weight gradient --------------------------------------------------------------------
+
+
+def _backward_weight_check(call):
+    dt = dtype(call._checked_type.dtype)
+    if dt.kind == "b" or any(dtype(a._checked_type.dtype).kind == "b" for a in call.args):
+        return "bool tensors"
+    attrs = attrs_of(call)
+    if min(ints_n(attrs["strides"], 2, "s") + ints_n(attrs["dilation"], 2, "d")) < 1:
+        return "non-positive strides or dilation"
+    return None
+
+
+@rule("nn.conv2d_backward_weight", kind="buffer", check=_backward_weight_check)
+def _conv2d_backward_weight(kb, call, outs, epilogue):
+    """``dW[o, c, i, j] = sum_{n, y, x} grad[n, o, y, x] * data[n, g * Cg + c, y * s + i * d
+    - pad, ...]`` (zero outside the data) in ``out_dtype``, one register sum per weight.
+    The attrs' roles are TVM's: ``data_layout`` is the gradient's layout, ``kernel_layout``
+    the data's, ``out_layout`` the weight's."""
+    grad, data = call.args
+    attrs = attrs_of(call)
+    gl, dl, wl = attrs["data_layout"], attrs["kernel_layout"], attrs["out_layout"] or "OIHW"
+    n_, c_, h, w = _canonical(kb.shape(data), dl)
+    _, o_, oh, ow = _canonical(kb.shape(grad), gl)
+    kernel = ints_n(attrs["kernel_size"], 2, "kernel_size")
+    strides = ints_n(attrs["strides"], 2, "strides")
+    dilation = ints_n(attrs["dilation"], 2, "dilation")
+    pads = pad_pairs(attrs["padding"], 2)
+    groups = attrs["groups"]
+    cg, og = c_ // groups, o_ // groups
+    out = outs[0]
+    dt = out.dt
+    b = kb.builder
+    slot = _alloca(kb, dt.ir)
+    with kb.nest((o_, cg) + tuple(kernel)) as wi:
+        o, c, i, j = wi.dims()
+        ch = b.add(b.mul(b.udiv(o, i64(og)), i64(cg)), c)
+        b.store(zero(dt), slot)
+        with kb.loop(n_, "bn") as nn:
+            with kb.nest((oh, ow)) as gi:
+                y, x = gi.dims()
+                py = b.sub(b.add(b.mul(y, i64(strides[0])), b.mul(i, i64(dilation[0]))), i64(pads[0][0]))
+                px = b.sub(b.add(b.mul(x, i64(strides[1])), b.mul(j, i64(dilation[1]))), i64(pads[1][0]))
+                ok = b.and_(b.icmp_unsigned("<", py, i64(h)), b.icmp_unsigned("<", px, i64(w)))
+                at = _at(kb, data, dl, nn, ch, b.select(ok, py, i64(0)), b.select(ok, px, i64(0)))
+                xv = b.select(ok, convert(kb, kb.value(data, at), kb.dt(data), dt), zero(dt))
+                gv = convert(kb, kb.value(grad, _at(kb, grad, gl, nn, o, y, x)), kb.dt(grad), dt)
+                b.store(_mac(kb, b.load(slot, typ=dt.ir), gv, xv, dt), slot)
+        out.store(b, _at(kb, call, wl, o, c, i, j, canonical="OIHW"), b.load(slot, typ=dt.ir))
 
 
 __all__: list[str] = []
