@@ -1,5 +1,5 @@
 """Rules of the anchors: ``nn.dense``, ``nn.matmul``, ``nn.batch_matmul``, ``nn.conv*d``,
-``nn.conv2d_transpose``.
+``nn.conv*d_transpose``.
 
 They go to the hand-tiled kernels first (:func:`relay_nb.backend.llvm.kernels.emit_anchor`,
 through the :class:`~relay_nb.backend.llvm.anchor.AnchorCall` contract, with packing
@@ -260,69 +260,81 @@ for _nd in (1, 2, 3):
     rule(f"nn.conv{_nd}d", kind="buffer", anchor=True, check=_conv_check(_nd))(_conv(_nd))
 
 
-def _conv_transpose_check(call):
-    reason = _numeric(call)
-    if reason:
-        return reason
-    attrs = attrs_of(call)
-    if attrs["data_layout"] != "NCHW" or attrs["kernel_layout"] != "IOHW" or attrs["out_layout"] not in ("", "NCHW"):
-        return f"layouts {attrs['data_layout']}/{attrs['kernel_layout']}"
-    x, w = (a._checked_type.shape for a in call.args)
-    groups = attrs["groups"]
-    if groups < 1 or x[1] != w[0] or x[1] % groups:
-        return "channels and groups do not fit"
-    if min(ints_n(attrs["strides"], 2, "s")) < 1 or min(ints_n(attrs["dilation"], 2, "d")) < 1:
-        return "non-positive strides or dilation"
-    return None
+def _conv_transpose_check(nd: int):
+    def check(call):
+        reason = _numeric(call)
+        if reason:
+            return reason
+        attrs = attrs_of(call)
+        sp = _SPATIAL[nd]
+        if attrs["data_layout"] != "NC" + sp or attrs["kernel_layout"] != "IO" + sp or attrs["out_layout"] not in ("", "NC" + sp):
+            return f"layouts {attrs['data_layout']}/{attrs['kernel_layout']}"
+        x, w = (a._checked_type.shape for a in call.args)
+        groups = attrs["groups"]
+        if groups < 1 or x[1] != w[0] or x[1] % groups:
+            return "channels and groups do not fit"
+        if min(ints_n(attrs["strides"], nd, "s")) < 1 or min(ints_n(attrs["dilation"], nd, "d")) < 1:
+            return "non-positive strides or dilation"
+        return None
+
+    return check
 
 
-@rule("nn.conv2d_transpose", kind="buffer", anchor=True, check=_conv_transpose_check)
-def _conv2d_transpose(kb, call, outs, epilogue):
-    """``out[y] += x[iy] * w[ky]`` wherever ``y = iy * stride - pad + ky * dilation``: for
-    each output pixel and tap, the input pixel is ``(y + pad - ky * d) / s`` when that
-    divides exactly and lands inside the input."""
-    x, w = call.args
-    out = outs[0]
-    dt = out.dt
-    attrs = attrs_of(call)
-    b = kb.builder
-    xs, ws = kb.shape(x), kb.shape(w)
-    strides = ints_n(attrs["strides"], 2, "strides")
-    dilation = ints_n(attrs["dilation"], 2, "dilation")
-    pads = pad_pairs(attrs["padding"], 2)
-    groups = attrs["groups"]
-    cg, og = xs[1] // groups, ws[1]
-    kernel = ws[2:]
-    rx, rw = _reader(kb, x, dt), _reader(kb, w, dt)
-    osp = out.shape[2:]
-    plane = math.prod(osp)
-    slot = _alloca(kb, dt.ir)
-    with kb.loop(out.shape[0], "tn") as n:
-        with kb.loop(out.shape[1], "to") as o:
-            g = b.udiv(o, i64(og))
-            ol = b.urem(o, i64(og))
-            with kb.nest(osp) as oi:
-                b.store(zero(dt), slot)
-                with kb.loop(cg, "tc") as c:
-                    ch = b.add(b.mul(g, i64(cg)), c)
-                    xbase = b.mul(b.add(b.mul(n, i64(xs[1])), ch), i64(xs[2] * xs[3]))
-                    wbase = b.mul(b.add(b.mul(ch, i64(og)), ol), i64(math.prod(kernel)))
-                    with kb.nest(kernel) as ki:
-                        ok, flat = None, xbase
-                        for d in range(2):
-                            t = b.sub(b.add(oi.dim(d), i64(pads[d][0])), b.mul(ki.dim(d), i64(dilation[d])))
-                            q = b.sdiv(t, i64(strides[d]))
-                            exact = b.icmp_signed("==", b.mul(q, i64(strides[d])), t)
-                            inside = b.and_(exact, b.icmp_unsigned("<", q, i64(xs[2 + d])))
-                            ok = inside if ok is None else b.and_(ok, inside)
-                            flat = b.add(flat, b.mul(b.select(inside, q, i64(0)), i64(xs[3] if d == 0 else 1)))
-                        v = b.select(ok, rx(flat), zero(dt))
-                        b.store(_mac(kb, b.load(slot, typ=dt.ir), v, rw(b.add(wbase, ki.flat())), dt), slot)
-                obase = b.mul(b.add(b.mul(n, i64(out.shape[1])), o), i64(plane))
-                out.store_flat(b, b.add(obase, oi.flat()), b.load(slot, typ=dt.ir))
-            if epilogue is not None and plane:
-                obase = b.mul(b.add(b.mul(n, i64(out.shape[1])), o), i64(plane))
-                epilogue(b, obase, i64(plane))
+def _conv_transpose(nd: int):
+    def fn(kb, call, outs, epilogue):
+        """``out[y] += x[iy] * w[ky]`` wherever ``y = iy * stride - pad + ky * dilation``: for
+        each output pixel and tap, the input pixel is ``(y + pad - ky * d) / s`` when that
+        divides exactly and lands inside the input (``output_padding`` only makes the
+        output larger: those pixels gather like the others)."""
+        x, w = call.args
+        out = outs[0]
+        dt = out.dt
+        attrs = attrs_of(call)
+        b = kb.builder
+        xs, ws = kb.shape(x), kb.shape(w)
+        strides = ints_n(attrs["strides"], nd, "strides")
+        dilation = ints_n(attrs["dilation"], nd, "dilation")
+        pads = pad_pairs(attrs["padding"], nd)
+        groups = attrs["groups"]
+        cg, og = xs[1] // groups, ws[1]
+        kernel = ws[2:]
+        rx, rw = _reader(kb, x, dt), _reader(kb, w, dt)
+        osp = out.shape[2:]
+        plane = math.prod(osp)
+        sx = [math.prod(xs[2 + d + 1 :]) for d in range(nd)]
+        slot = _alloca(kb, dt.ir)
+        with kb.loop(out.shape[0], "tn") as n:
+            with kb.loop(out.shape[1], "to") as o:
+                g = b.udiv(o, i64(og))
+                ol = b.urem(o, i64(og))
+                with kb.nest(osp) as oi:
+                    b.store(zero(dt), slot)
+                    with kb.loop(cg, "tc") as c:
+                        ch = b.add(b.mul(g, i64(cg)), c)
+                        xbase = b.mul(b.add(b.mul(n, i64(xs[1])), ch), i64(math.prod(xs[2:])))
+                        wbase = b.mul(b.add(b.mul(ch, i64(og)), ol), i64(math.prod(kernel)))
+                        with kb.nest(kernel) as ki:
+                            ok, flat = None, xbase
+                            for d in range(nd):
+                                t = b.sub(b.add(oi.dim(d), i64(pads[d][0])), b.mul(ki.dim(d), i64(dilation[d])))
+                                q = b.sdiv(t, i64(strides[d]))
+                                exact = b.icmp_signed("==", b.mul(q, i64(strides[d])), t)
+                                inside = b.and_(exact, b.icmp_unsigned("<", q, i64(xs[2 + d])))
+                                ok = inside if ok is None else b.and_(ok, inside)
+                                flat = b.add(flat, b.mul(b.select(inside, q, i64(0)), i64(sx[d])))
+                            v = b.select(ok, rx(flat), zero(dt))
+                            b.store(_mac(kb, b.load(slot, typ=dt.ir), v, rw(b.add(wbase, ki.flat())), dt), slot)
+                    obase = b.mul(b.add(b.mul(n, i64(out.shape[1])), o), i64(plane))
+                    out.store_flat(b, b.add(obase, oi.flat()), b.load(slot, typ=dt.ir))
+                if epilogue is not None and plane:
+                    obase = b.mul(b.add(b.mul(n, i64(out.shape[1])), o), i64(plane))
+                    epilogue(b, obase, i64(plane))
+
+    return fn
+
+
+for _nd in (1, 2, 3):
+    rule(f"nn.conv{_nd}d_transpose", kind="buffer", anchor=True, check=_conv_transpose_check(_nd))(_conv_transpose(_nd))
 
 
 __all__: list[str] = []
