@@ -67,3 +67,30 @@ def test_conv_transpose_takes_its_epilogue_in_place(nd):
         rtol=1e-5,
     )
     assert len(ex.kernels) == 1 and ex.kernels[0].ops == [f"nn.conv{nd}d_transpose", "nn.relu"]
+
+
+@compares(10)
+@PROPS
+@given(data=st.data())
+def test_correlation(data):
+    k = data.draw(st.sampled_from([1, 3]))
+    md = data.draw(st.integers(0, 3))
+    s1, s2 = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))
+    pad = [data.draw(st.integers(0, 3)) for _ in range(2)]
+    n, c = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 3))
+    h, w = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 8))
+    border = md + (k - 1) // 2
+    pad = [p if size + 2 * p > 2 * border else border for p, size in zip(pad, (h, w))]
+    dtype = data.draw(st.sampled_from(["float32", "float64"]))
+    multiply = data.draw(st.booleans())
+    rng = _rng(data)
+    a, b = random_array(rng, (n, c, h, w), dtype), random_array(rng, (n, c, h, w), dtype)
+    t = tensor(a.shape, dtype)
+    check(
+        f"def @main(%a: {t}, %b: {t}) {{ nn.correlation(%a, %b, kernel_size={k}, max_displacement={md},"
+        f" stride1={s1}, stride2={s2}, padding={pad}, is_multiply={multiply}) }}",
+        a,
+        b,
+        rtol=REDUCE_RTOL[dtype],
+        atol=1e-4,
+    )

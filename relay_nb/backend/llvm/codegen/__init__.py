@@ -23,7 +23,7 @@ def load_rules() -> None:
     from . import vision  # noqa: F401
     from . import image_nd, nn_shuffle  # noqa: F401  (issue 12: resize1d/3d, upsampling3d, shuffles)
     from . import tensor_index, tensor_loops  # noqa: F401  (the tensor ops of issue 12)
-    from . import nn_train, qnn  # noqa: F401  (the fusable qnn and training ops of issue 12)
+    from . import nn_special, nn_train, qnn  # noqa: F401  (fusable qnn, training and special nn ops of issue 12)
 
 
 from .lower import Lowered, lower  # noqa: E402
