@@ -35,7 +35,7 @@ def test_conv_transpose(nd, data):
     for d in range(nd):
         span = (kernel[d] - 1) * dilation[d] + 1
         if (sizes[d] - 1) * strides[d] + span + extra[d] - pad[d] - pad[d + nd] < 1:
-            return
+            pad[d] = pad[d + nd] = 0  # the padding would crop the whole output
     dtype = data.draw(st.sampled_from(["float32", "int32"]))
     rng = _rng(data)
     x = random_array(rng, (n, cg * groups, *sizes), dtype)

@@ -54,7 +54,8 @@ def test_nll_loss(reduction, data):
     targets = rng.integers(-1 if ignore == -1 else 0, c, (n,) + rest).astype(tdt)
     weights = rng.random(c).astype("float32")
     prog = (
-        f"def @main(%p: {tensor(pred.shape, 'float32')}, %t: {tensor(targets.shape, tdt)}, %w: {tensor((c,), 'float32')}) {{"
+        f"def @main(%p: {tensor(pred.shape, 'float32')}, %t: {tensor(targets.shape, tdt)},"
+        f" %w: {tensor((c,), 'float32')}) {{"
         f' nn.nll_loss(%p, %t, %w, reduction="{reduction}", ignore_index={ignore}) }}'
     )
     check(prog, pred, targets, weights, rtol=REDUCE_RTOL["float32"], atol=1e-5)
@@ -90,7 +91,8 @@ def test_adaptive_pools(nd, data):
     dtype = data.draw(st.sampled_from(["float32", "int8", "int32", "uint8"]))
     x = random_array(_rng(data), tuple(dims[a] for a in layout), dtype, special=True)
     check(
-        f'def @main(%x: {tensor(x.shape, dtype)}) {{ nn.adaptive_{kind}_pool{nd}d(%x, output_size={size}, layout="{layout}") }}',
+        f"def @main(%x: {tensor(x.shape, dtype)}) {{"
+        f' nn.adaptive_{kind}_pool{nd}d(%x, output_size={size}, layout="{layout}") }}',
         x,
         rtol=1e-5,
     )

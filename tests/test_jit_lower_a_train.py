@@ -38,12 +38,14 @@ def test_pool2d_grad(kind, data):
     dilation = [data.draw(st.integers(1, 2)) for _ in range(2)]
     pad = [data.draw(st.integers(0, p - 1)) for p in pool + pool]
     ceil = data.draw(st.booleans())
-    for d, a in enumerate("HW"):
-        if dims[a] + pad[d] + pad[d + 2] < (pool[d] - 1) * dilation[d] + 1:
-            return
+    for d, a in enumerate("HW"):  # the padded input holds at least one window
+        dims[a] = max(dims[a], (pool[d] - 1) * dilation[d] + 1 - pad[d] - pad[d + 2])
     dtype = data.draw(st.sampled_from(["float32", "float64", "int32"]))
     extra = f", count_include_pad={data.draw(st.booleans())}" if kind == "avg" else ""
-    geo = f"pool_size={pool}, strides={strides}, dilation={dilation}, padding={pad}, layout=\"{layout}\", ceil_mode={ceil}{extra}"
+    geo = (
+        f"pool_size={pool}, strides={strides}, dilation={dilation}, padding={pad},"
+        f' layout="{layout}", ceil_mode={ceil}{extra}'
+    )
     xshape = tuple(dims[a] for a in layout)
     gshape = _result_shape(f"def @main(%x: {tensor(xshape, dtype)}) {{ nn.{kind}_pool2d(%x, {geo}) }}")
     rng = _rng(data)
@@ -53,7 +55,8 @@ def test_pool2d_grad(kind, data):
         x = rng.integers(-2, 2, xshape).astype(dtype)
     g = random_array(rng, gshape, dtype)
     check(
-        f"def @main(%g: {tensor(gshape, dtype)}, %x: {tensor(xshape, dtype)}) {{ nn.{kind}_pool2d_grad(%g, %x, {geo}) }}",
+        f"def @main(%g: {tensor(gshape, dtype)}, %x: {tensor(xshape, dtype)}) {{"
+        f" nn.{kind}_pool2d_grad(%g, %x, {geo}) }}",
         g,
         x,
         rtol=0,
@@ -72,9 +75,9 @@ def test_conv2d_backward_weight(data):
     strides = [data.draw(st.integers(1, 2)) for _ in range(2)]
     dilation = [data.draw(st.integers(1, 2)) for _ in range(2)]
     pad = [data.draw(st.integers(0, 2)) for _ in range(4)]
-    for d, size in enumerate((h, w)):
-        if size + pad[d] + pad[d + 2] < (kernel[d] - 1) * dilation[d] + 1:
-            return
+    # the padded input holds at least one window
+    h = max(h, (kernel[0] - 1) * dilation[0] + 1 - pad[0] - pad[2])
+    w = max(w, (kernel[1] - 1) * dilation[1] + 1 - pad[1] - pad[3])
     layout = data.draw(st.sampled_from(["NCHW", "NHWC"]))
     dtype = data.draw(st.sampled_from(["float32", "float64", "int32"]))
     wlayout = data.draw(st.sampled_from(["OIHW", "HWIO"]))

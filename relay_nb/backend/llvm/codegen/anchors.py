@@ -267,7 +267,8 @@ def _conv_transpose_check(nd: int):
             return reason
         attrs = attrs_of(call)
         sp = _SPATIAL[nd]
-        if attrs["data_layout"] != "NC" + sp or attrs["kernel_layout"] != "IO" + sp or attrs["out_layout"] not in ("", "NC" + sp):
+        data, kernel = attrs["data_layout"], attrs["kernel_layout"]
+        if data != "NC" + sp or kernel != "IO" + sp or attrs["out_layout"] not in ("", "NC" + sp):
             return f"layouts {attrs['data_layout']}/{attrs['kernel_layout']}"
         x, w = (a._checked_type.shape for a in call.args)
         groups = attrs["groups"]

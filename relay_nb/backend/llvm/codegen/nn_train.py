@@ -140,7 +140,9 @@ def _pool_grad(kb, call, outs, epilogue):
         acc.store(b, ai, ir.Constant(F64, 0.0))
 
     def tap_coord(o, k, d):
-        return b.sub(b.add(b.mul(o, i64(strides[d])), i64(k * dilation[d]) if isinstance(k, int) else b.mul(k, i64(dilation[d]))), i64(pads[d][0]))
+        """The input coordinate of tap ``k`` (an int or an i64) of window ``o`` on axis ``d``."""
+        offset = i64(k * dilation[d]) if isinstance(k, int) else b.mul(k, i64(dilation[d]))
+        return b.sub(b.add(b.mul(o, i64(strides[d])), offset), i64(pads[d][0]))
 
     def inside(v, n_in):
         return b.icmp_unsigned("<", v, i64(n_in))

@@ -327,4 +327,5 @@ def _adaptive_nd(nd: int):
 
 for _nd in (1, 3):
     for _kind in ("avg", "max"):
-        rule(f"nn.adaptive_{_kind}_pool{_nd}d", kind="buffer", anchor=True, check=_adaptive_nd_check(_nd))(_adaptive_nd(_nd))
+        name = f"nn.adaptive_{_kind}_pool{_nd}d"
+        rule(name, kind="buffer", anchor=True, check=_adaptive_nd_check(_nd))(_adaptive_nd(_nd))

@@ -42,7 +42,8 @@ def _fixed_point(kb, m: ir.Value) -> tuple[ir.Value, ir.Value]:
     b = kb.builder
     bits = b.bitcast(m, I64)
     exp = b.and_(b.lshr(bits, i64(52)), i64(0x7FF))
-    # frexp of a normal double: the exponent field set to 1022 puts the fraction in [0.5, 1)
+    # frexp of a normal double (a ratio of float32 scales never is subnormal): the exponent
+    # field set to 1022 puts the fraction in [0.5, 1)
     frac_bits = b.or_(b.and_(bits, i64(~(0x7FF << 52))), i64(1022 << 52))
     frac = b.bitcast(frac_bits, F64)
     shift = b.sub(exp, i64(1022))
@@ -55,9 +56,10 @@ def _fixed_point(kb, m: ir.Value) -> tuple[ir.Value, ir.Value]:
     return b.select(is_zero, i64(0), sig), b.select(is_zero, i64(0), shift)
 
 
-def _fixed_point_multiply(kb, x: ir.Value, sig: ir.Value, shift: ir.Value, nearest: bool) -> ir.Value:
-    """``round(x * sig * 2**(shift - 31))`` of an i32 ``x`` in int64, wrapped to i32: the
-    interpreter's ``fixed_point_multiply`` (a left shift of 64 or more gives 0, as numpy's)."""
+def _fixed_point_multiply(kb, x: ir.Value, sig: ir.Value, shift: ir.Value) -> ir.Value:
+    """``round(x * sig * 2**(shift - 31))`` (halves up) of an i32 ``x`` in int64, wrapped to
+    i32: the interpreter's ``fixed_point_multiply`` with ``nearest=False`` (a left shift of
+    64 or more gives 0, as numpy's)."""
     b = kb.builder
     x = b.sext(x, I64)
     left = b.select(b.icmp_signed(">", shift, i64(0)), shift, i64(0))
@@ -68,8 +70,6 @@ def _fixed_point_multiply(kb, x: ir.Value, sig: ir.Value, shift: ir.Value, neare
     total = b.add(right, i64(31))
     total = b.select(b.icmp_signed(">", total, i64(63)), i64(63), total)
     rounder = b.shl(i64(1), b.sub(total, i64(1)))
-    if nearest:  # halves away from zero: below zero add half minus one
-        rounder = b.select(b.icmp_signed(">=", x, i64(0)), rounder, b.sub(rounder, i64(1)))
     return b.trunc(b.ashr(b.add(x, rounder), total), I32)
 
 
@@ -98,7 +98,7 @@ def requantize(kb, q: ir.Value, in_scale: ir.Value, in_zp: ir.Value, out_scale: 
     b = kb.builder
     m = b.fdiv(b.fpext(in_scale, F64), b.fpext(out_scale, F64))
     sig, shift = _fixed_point(kb, m)
-    return b.add(_fixed_point_multiply(kb, b.sub(q, in_zp), sig, shift, nearest=False), out_zp)
+    return b.add(_fixed_point_multiply(kb, b.sub(q, in_zp), sig, shift), out_zp)
 
 
 def saturate(kb, y: ir.Value, dt) -> ir.Value:
@@ -141,9 +141,10 @@ def _binary_check(call):
     lhs, rhs, ls, lz, rs, rz, os, oz = call.args
     attrs = attrs_of(call)
     la, ra = attrs["lhs_axis"], attrs["rhs_axis"]
-    for t in call.args[:2]:
-        if dtype(t._checked_type.dtype).kind not in "iu":
-            return "non-integer operands"
+    for t in (lhs, rhs, call):
+        dt = dtype(t._checked_type.dtype)
+        if dt.kind not in "iu" or (dt.bits >= 32 and dt != _INT32):
+            return f"{dt.name} operands"  # saturate() narrows an int32
     if math.prod(os._checked_type.shape) < 1 or math.prod(oz._checked_type.shape) < 1:
         return "an empty output scale or zero point"
     if call.op.name == "qnn.mul" and not (ls._checked_type.shape == () and rs._checked_type.shape == ()):
@@ -207,9 +208,8 @@ def _mul(kb, call, index, field):
         coord = _channel(kb, s, index, la) if per_channel else None
         scales.append(_as(kb, s, _param(kb, s, coord), f32))
     scale = b.fmul(scales[0], scales[1])
-    y = requantize(
-        kb, b.mul(a, c), scale, ir.Constant(I32, 0), _as(kb, os, _param(kb, os), f32), _as(kb, oz, _param(kb, oz), _INT32)
-    )
+    out_scale, out_zp = _as(kb, os, _param(kb, os), f32), _as(kb, oz, _param(kb, oz), _INT32)
+    y = requantize(kb, b.mul(a, c), scale, ir.Constant(I32, 0), out_scale, out_zp)
     return saturate(kb, y, kb.dt(call))
 
 
