@@ -202,3 +202,23 @@ def test_avg_pool2d(data):
         f' layout="{layout}", count_include_pad={include}, ceil_mode={ceil}) }}'
     )
     check(prog, x, s, _zps(data, 0), os_, _zps(data, 0, -20, 20))
+
+
+def test_scales_are_read_at_run_time_so_one_compiled_kernel_serves_every_scale():
+    """Editing a literal scale compiles nothing (the fixed-point multiplier is computed in
+    the kernel), and every value gives the interpreter's result."""
+    from relay_nb.backend.llvm.cache import KernelCache
+    from relay_nb.backend.llvm.executor import JITExecutor
+
+    cache = KernelCache()
+    x = np.arange(-128, 128, dtype="int8").reshape(16, 16)
+    for scale in ("0.5f", "0.013f", "3.75f", "0.5f"):
+        text = (
+            "def @main(%x: Tensor[(16, 16), int8]) {"
+            f" qnn.mul(%x, %x, {scale}, 2, 0.25f, -1, 0.1f, 3) }}"
+        )
+        ref = relay.create_executor("interpreter", mod=relay.parse(text)).evaluate()(x)
+        ex = JITExecutor(relay.parse(text), cache=cache)
+        np.testing.assert_array_equal(ex.evaluate()(x), ref)
+        assert all(k.native for k in ex.kernels)
+    assert cache.stats()["compiles"] == 1
