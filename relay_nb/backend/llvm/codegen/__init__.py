@@ -28,6 +28,7 @@ def load_rules() -> None:
     from . import nn_contrib  # noqa: F401  (the contrib convolutions, by decomposition)
     from . import nn_sparse  # noqa: F401  (sparse_dense, sparse_conv2d, sparse_transpose)
     from . import deformable  # noqa: F401  (nn.deformable_conv2d)
+    from . import nn_special, nn_train, qnn  # noqa: F401  (fusable qnn, training and special nn ops of issue 12)
 
 
 from .lower import Lowered, lower  # noqa: E402

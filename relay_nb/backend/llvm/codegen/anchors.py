@@ -1,5 +1,5 @@
 """Rules of the anchors: ``nn.dense``, ``nn.matmul``, ``nn.batch_matmul``, ``nn.conv*d``,
-``nn.conv2d_transpose``.
+``nn.conv*d_transpose``.
 
 They go to the hand-tiled kernels first (:func:`relay_nb.backend.llvm.kernels.emit_anchor`,
 through the :class:`~relay_nb.backend.llvm.anchor.AnchorCall` contract, with packing
@@ -189,7 +189,7 @@ def _conv_check(nd: int):
             return f"layouts {attrs['data_layout']}/{attrs['kernel_layout']}"
         if attrs["out_layout"] not in ("", canon):
             return f"out_layout {attrs['out_layout']!r}"
-        x, w = (a._checked_type.shape for a in call.args)
+        x, w = (a._checked_type.shape for a in call.args[:2])  # qnn.conv2d has zero points after
         out = call._checked_type.shape
         groups = attrs["groups"]
         if groups < 1 or x[1] != w[1] * groups or w[0] % groups or out[:2] != (x[0], w[0]):
@@ -206,6 +206,88 @@ def _conv(nd: int):
         if nd == 2 and _emit_tiled(kb, call, outs, epilogue):
             return
         x, w = call.args
+        dt = outs[0].dt
+        attrs = attrs_of(call)
+        _conv_loops(kb, outs[0], kb.shape(x), kb.shape(w), attrs, _reader(kb, x, dt), _reader(kb, w, dt), epilogue, nd)
+
+    return fn
+
+
+def _conv_loops(kb, out: Buffer, xs: tuple, ws: tuple, attrs, rx, rw, epilogue, nd: int) -> None:
+    """The direct convolution of ``NC...`` data and an ``OI...`` kernel read through
+    ``rx`` / ``rw`` (flat offset -> value in ``out``'s dtype), zero padding; the epilogue
+    runs on each finished output plane (qnn.conv2d shares these loops)."""
+    dt = out.dt
+    b = kb.builder
+    strides = ints_n(attrs["strides"], nd, "strides")
+    dilation = ints_n(attrs["dilation"], nd, "dilation")
+    pads = pad_pairs(attrs["padding"], nd)
+    groups = attrs["groups"]
+    cg, og = ws[1], ws[0] // groups
+    kernel = ws[2:]
+    osp = out.shape[2:]
+    plane = math.prod(osp)
+    slot = _alloca(kb, dt.ir)
+    sx = [math.prod(xs[2 + d + 1 :]) for d in range(nd)]
+    with kb.loop(out.shape[0], "cn") as n:
+        with kb.loop(out.shape[1], "co") as o:
+            g = b.udiv(o, i64(og))
+            with kb.nest(osp) as oi:
+                b.store(zero(dt), slot)
+                with kb.loop(cg, "cc") as c:
+                    ch = b.add(b.mul(g, i64(cg)), c)
+                    xbase = b.mul(b.add(b.mul(n, i64(xs[1])), ch), i64(math.prod(xs[2:])))
+                    wbase = b.mul(b.add(b.mul(o, i64(cg)), c), i64(math.prod(kernel)))
+                    with kb.nest(kernel) as ki:
+                        ok, flat = None, xbase
+                        for d in range(nd):
+                            pos = b.add(b.mul(oi.dim(d), i64(strides[d])), b.mul(ki.dim(d), i64(dilation[d])))
+                            pos = b.sub(pos, i64(pads[d][0]))
+                            inside = b.icmp_unsigned("<", pos, i64(xs[2 + d]))
+                            ok = inside if ok is None else b.and_(ok, inside)
+                            flat = b.add(flat, b.mul(b.select(inside, pos, i64(0)), i64(sx[d])))
+                        v = b.select(ok, rx(flat), zero(dt))
+                        wv = rw(b.add(wbase, ki.flat()))
+                        b.store(_mac(kb, b.load(slot, typ=dt.ir), v, wv, dt), slot)
+                obase = b.mul(b.add(b.mul(n, i64(out.shape[1])), o), i64(plane))
+                out.store_flat(b, b.add(obase, oi.flat()), b.load(slot, typ=dt.ir))
+            if epilogue is not None and plane:
+                obase = b.mul(b.add(b.mul(n, i64(out.shape[1])), o), i64(plane))
+                epilogue(b, obase, i64(plane))
+
+
+for _nd in (1, 2, 3):
+    rule(f"nn.conv{_nd}d", kind="buffer", anchor=True, check=_conv_check(_nd))(_conv(_nd))
+
+
+def _conv_transpose_check(nd: int):
+    def check(call):
+        reason = _numeric(call)
+        if reason:
+            return reason
+        attrs = attrs_of(call)
+        sp = _SPATIAL[nd]
+        data, kernel = attrs["data_layout"], attrs["kernel_layout"]
+        if data != "NC" + sp or kernel != "IO" + sp or attrs["out_layout"] not in ("", "NC" + sp):
+            return f"layouts {attrs['data_layout']}/{attrs['kernel_layout']}"
+        x, w = (a._checked_type.shape for a in call.args)
+        groups = attrs["groups"]
+        if groups < 1 or x[1] != w[0] or x[1] % groups:
+            return "channels and groups do not fit"
+        if min(ints_n(attrs["strides"], nd, "s")) < 1 or min(ints_n(attrs["dilation"], nd, "d")) < 1:
+            return "non-positive strides or dilation"
+        return None
+
+    return check
+
+
+def _conv_transpose(nd: int):
+    def fn(kb, call, outs, epilogue):
+        """``out[y] += x[iy] * w[ky]`` wherever ``y = iy * stride - pad + ky * dilation``: for
+        each output pixel and tap, the input pixel is ``(y + pad - ky * d) / s`` when that
+        divides exactly and lands inside the input (``output_padding`` only makes the
+        output larger: those pixels gather like the others)."""
+        x, w = call.args
         out = outs[0]
         dt = out.dt
         attrs = attrs_of(call)
@@ -215,33 +297,34 @@ def _conv(nd: int):
         dilation = ints_n(attrs["dilation"], nd, "dilation")
         pads = pad_pairs(attrs["padding"], nd)
         groups = attrs["groups"]
-        cg, og = ws[1], ws[0] // groups
+        cg, og = xs[1] // groups, ws[1]
         kernel = ws[2:]
         rx, rw = _reader(kb, x, dt), _reader(kb, w, dt)
         osp = out.shape[2:]
         plane = math.prod(osp)
-        slot = _alloca(kb, dt.ir)
         sx = [math.prod(xs[2 + d + 1 :]) for d in range(nd)]
-        with kb.loop(out.shape[0], "cn") as n:
-            with kb.loop(out.shape[1], "co") as o:
+        slot = _alloca(kb, dt.ir)
+        with kb.loop(out.shape[0], "tn") as n:
+            with kb.loop(out.shape[1], "to") as o:
                 g = b.udiv(o, i64(og))
+                ol = b.urem(o, i64(og))
                 with kb.nest(osp) as oi:
                     b.store(zero(dt), slot)
-                    with kb.loop(cg, "cc") as c:
+                    with kb.loop(cg, "tc") as c:
                         ch = b.add(b.mul(g, i64(cg)), c)
                         xbase = b.mul(b.add(b.mul(n, i64(xs[1])), ch), i64(math.prod(xs[2:])))
-                        wbase = b.mul(b.add(b.mul(o, i64(cg)), c), i64(math.prod(kernel)))
+                        wbase = b.mul(b.add(b.mul(ch, i64(og)), ol), i64(math.prod(kernel)))
                         with kb.nest(kernel) as ki:
                             ok, flat = None, xbase
                             for d in range(nd):
-                                pos = b.add(b.mul(oi.dim(d), i64(strides[d])), b.mul(ki.dim(d), i64(dilation[d])))
-                                pos = b.sub(pos, i64(pads[d][0]))
-                                inside = b.icmp_unsigned("<", pos, i64(xs[2 + d]))
+                                t = b.sub(b.add(oi.dim(d), i64(pads[d][0])), b.mul(ki.dim(d), i64(dilation[d])))
+                                q = b.sdiv(t, i64(strides[d]))
+                                exact = b.icmp_signed("==", b.mul(q, i64(strides[d])), t)
+                                inside = b.and_(exact, b.icmp_unsigned("<", q, i64(xs[2 + d])))
                                 ok = inside if ok is None else b.and_(ok, inside)
-                                flat = b.add(flat, b.mul(b.select(inside, pos, i64(0)), i64(sx[d])))
+                                flat = b.add(flat, b.mul(b.select(inside, q, i64(0)), i64(sx[d])))
                             v = b.select(ok, rx(flat), zero(dt))
-                            wv = rw(b.add(wbase, ki.flat()))
-                            b.store(_mac(kb, b.load(slot, typ=dt.ir), v, wv, dt), slot)
+                            b.store(_mac(kb, b.load(slot, typ=dt.ir), v, rw(b.add(wbase, ki.flat())), dt), slot)
                     obase = b.mul(b.add(b.mul(n, i64(out.shape[1])), o), i64(plane))
                     out.store_flat(b, b.add(obase, oi.flat()), b.load(slot, typ=dt.ir))
                 if epilogue is not None and plane:
@@ -252,72 +335,7 @@ def _conv(nd: int):
 
 
 for _nd in (1, 2, 3):
-    rule(f"nn.conv{_nd}d", kind="buffer", anchor=True, check=_conv_check(_nd))(_conv(_nd))
-
-
-def _conv_transpose_check(call):
-    reason = _numeric(call)
-    if reason:
-        return reason
-    attrs = attrs_of(call)
-    if attrs["data_layout"] != "NCHW" or attrs["kernel_layout"] != "IOHW" or attrs["out_layout"] not in ("", "NCHW"):
-        return f"layouts {attrs['data_layout']}/{attrs['kernel_layout']}"
-    x, w = (a._checked_type.shape for a in call.args)
-    groups = attrs["groups"]
-    if groups < 1 or x[1] != w[0] or x[1] % groups:
-        return "channels and groups do not fit"
-    if min(ints_n(attrs["strides"], 2, "s")) < 1 or min(ints_n(attrs["dilation"], 2, "d")) < 1:
-        return "non-positive strides or dilation"
-    return None
-
-
-@rule("nn.conv2d_transpose", kind="buffer", anchor=True, check=_conv_transpose_check)
-def _conv2d_transpose(kb, call, outs, epilogue):
-    """``out[y] += x[iy] * w[ky]`` wherever ``y = iy * stride - pad + ky * dilation``: for
-    each output pixel and tap, the input pixel is ``(y + pad - ky * d) / s`` when that
-    divides exactly and lands inside the input."""
-    x, w = call.args
-    out = outs[0]
-    dt = out.dt
-    attrs = attrs_of(call)
-    b = kb.builder
-    xs, ws = kb.shape(x), kb.shape(w)
-    strides = ints_n(attrs["strides"], 2, "strides")
-    dilation = ints_n(attrs["dilation"], 2, "dilation")
-    pads = pad_pairs(attrs["padding"], 2)
-    groups = attrs["groups"]
-    cg, og = xs[1] // groups, ws[1]
-    kernel = ws[2:]
-    rx, rw = _reader(kb, x, dt), _reader(kb, w, dt)
-    osp = out.shape[2:]
-    plane = math.prod(osp)
-    slot = _alloca(kb, dt.ir)
-    with kb.loop(out.shape[0], "tn") as n:
-        with kb.loop(out.shape[1], "to") as o:
-            g = b.udiv(o, i64(og))
-            ol = b.urem(o, i64(og))
-            with kb.nest(osp) as oi:
-                b.store(zero(dt), slot)
-                with kb.loop(cg, "tc") as c:
-                    ch = b.add(b.mul(g, i64(cg)), c)
-                    xbase = b.mul(b.add(b.mul(n, i64(xs[1])), ch), i64(xs[2] * xs[3]))
-                    wbase = b.mul(b.add(b.mul(ch, i64(og)), ol), i64(math.prod(kernel)))
-                    with kb.nest(kernel) as ki:
-                        ok, flat = None, xbase
-                        for d in range(2):
-                            t = b.sub(b.add(oi.dim(d), i64(pads[d][0])), b.mul(ki.dim(d), i64(dilation[d])))
-                            q = b.sdiv(t, i64(strides[d]))
-                            exact = b.icmp_signed("==", b.mul(q, i64(strides[d])), t)
-                            inside = b.and_(exact, b.icmp_unsigned("<", q, i64(xs[2 + d])))
-                            ok = inside if ok is None else b.and_(ok, inside)
-                            flat = b.add(flat, b.mul(b.select(inside, q, i64(0)), i64(xs[3] if d == 0 else 1)))
-                        v = b.select(ok, rx(flat), zero(dt))
-                        b.store(_mac(kb, b.load(slot, typ=dt.ir), v, rw(b.add(wbase, ki.flat())), dt), slot)
-                obase = b.mul(b.add(b.mul(n, i64(out.shape[1])), o), i64(plane))
-                out.store_flat(b, b.add(obase, oi.flat()), b.load(slot, typ=dt.ir))
-            if epilogue is not None and plane:
-                obase = b.mul(b.add(b.mul(n, i64(out.shape[1])), o), i64(plane))
-                epilogue(b, obase, i64(plane))
+    rule(f"nn.conv{_nd}d_transpose", kind="buffer", anchor=True, check=_conv_transpose_check(_nd))(_conv_transpose(_nd))
 
 
 __all__: list[str] = []

@@ -1,6 +1,7 @@
 """Row-wise rules: ``softmax`` / ``log_softmax`` / ``layer_norm`` make passes over each row
-(max, sum of exponentials, normalize; mean, variance, normalize); ``batch_norm``
-(inference) is an index rule per element whose per-channel factors LLVM hoists."""
+(max, sum of exponentials, normalize; mean, variance, normalize); ``l2_normalize`` reduces
+its squares over any axes first; ``batch_norm`` (inference) is an index rule per element
+whose per-channel factors LLVM hoists."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from llvmlite import ir
 from ....op.impl._util import norm_axis
 from . import math as m
 from .context import attrs_of
-from .index import Index
-from .reduce import Reducer, _alloca
+from .index import Index, broadcast
+from .reduce import Reducer, _alloca, _keep_map, emit_reduce
 from .rules import rule
 from .scalar import convert
 from .types import dtype, i64
@@ -122,6 +123,33 @@ def _layer_norm(kb, call, outs, epilogue):
                 if attrs["center"]:
                     y = b.fadd(y, convert(kb, kb.value(beta, Index(b, kb.shape(beta), flat=j)), kb.dt(beta), dt))
                 out.store(b, idx, y)
+
+
+@rule("nn.l2_normalize", kind="buffer", check=_float_only)
+def _l2_normalize(kb, call, outs, epilogue):
+    """``x / sqrt(max(sum(x * x, axes), eps))``: the sums of squares into the workspace
+    (kept axes, with emit_reduce's loop orders), then one pass dividing (a direct rule)."""
+    x = call.args[0]
+    shape = kb.shape(x)
+    attrs = attrs_of(call)
+    axes = sorted({norm_axis(a, len(shape)) for a in attrs["axis"] or ()}) or list(range(len(shape)))
+    out = outs[0]
+    dt = out.dt
+    b = kb.builder
+    sums = kb.scratch(tuple(1 if a in axes else d for a, d in enumerate(shape)), dt)
+    red = Reducer(kb, "sum", dt, math.prod(shape[a] for a in axes))
+
+    def square(xi):
+        v = kb.value(x, xi)
+        return b.fmul(v, v)
+
+    emit_reduce(kb, shape, axes, sums, _keep_map(len(shape), axes, True), red, square)
+    eps = convert(kb, ir.Constant(ir.DoubleType(), float(attrs["eps"])), dtype("float64"), dt)
+    with kb.nest(shape) as xi:
+        total = sums.load(b, broadcast(xi, sums.shape))
+        total = b.select(b.fcmp_unordered(">", total, eps), total, eps)  # numpy's maximum: NaN wins
+        root = kb.call(f"llvm.sqrt.{'f32' if dt.bits == 32 else 'f64'}", dt.ir, total)
+        out.store(b, xi, b.fdiv(kb.value(x, xi), root))
 
 
 @rule("nn.batch_norm", check=_float_only)

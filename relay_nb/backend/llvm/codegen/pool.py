@@ -68,76 +68,81 @@ def _pool_check(nd: int):
 
 
 def _pool(nd: int, kind: str):
-    canon = "NC" + _SPATIAL[nd]
-
     def fn(kb, call, index, field):
         x = call.args[0]
-        attrs = attrs_of(call)
-        layout = attrs["layout"]
-        in_pos = _perm(layout, canon)
-        out_pos = _perm(attrs["out_layout"] or layout, canon)
-        xshape = kb.shape(x)
-        sizes = [xshape[p] for p in in_pos][2:]
-        pool = ints_n(attrs["pool_size"], nd, "pool_size")
-        strides = ints_n(attrs["strides"], nd, "strides")
-        dilation = ints_n(attrs["dilation"], nd, "dilation")
-        pads = pad_pairs(attrs["padding"], nd)
-        include_pad = attrs.get("count_include_pad", False)
-        dt = kb.dt(call)
-        b = kb.builder
-        oc = [index.dim(p) for p in out_pos]
-        base = [b.sub(b.mul(oc[2 + d], i64(strides[d])), i64(pads[d][0])) for d in range(nd)]
-        # per axis and window offset: the input coordinate and whether it is inside
-        coords, inside, counted = [], [], []
-        for d in range(nd):
-            cs, ins, cnt = [], [], []
-            for k in range(pool[d]):
-                c = b.add(base[d], i64(k * dilation[d])) if k else base[d]
-                ok = b.icmp_unsigned("<", c, i64(sizes[d]))
-                cs.append(b.select(ok, c, i64(0)) if sizes[d] else i64(0))
-                ins.append(ok)
-                if include_pad:  # inside the input plus the user's padding
-                    lo_ok = b.icmp_signed(">=", c, i64(-pads[d][0]))
-                    hi_ok = b.icmp_signed("<", c, i64(sizes[d] + pads[d][1]))
-                    cnt.append(b.and_(lo_ok, hi_ok))
-                else:
-                    cnt.append(ok)
-            coords.append(cs)
-            inside.append(ins)
-            counted.append(cnt)
-        if kind == "max":
-            acc = ir.Constant(dt.ir, float("-inf")) if dt.is_float else lowest(dt)
-        else:
-            acc = zero(dt)
-        red = Reducer(kb, "max" if kind == "max" else "sum", dt, 1)
-        for ks in itertools.product(*(range(p) for p in pool)):
-            dims = [None] * (2 + nd)
-            dims[in_pos[0]], dims[in_pos[1]] = oc[0], oc[1]
-            ok = None
-            for d, k in enumerate(ks):
-                dims[in_pos[2 + d]] = coords[d][k]
-                ok = inside[d][k] if ok is None else b.and_(ok, inside[d][k])
-            if any(s == 0 for s in sizes):
-                v = lowest(dt) if kind == "max" else zero(dt)
-            else:
-                v = kb.value(x, Index(b, xshape, dims=dims))
-                v = b.select(ok, v, lowest(dt) if kind == "max" else zero(dt))
-            acc = red.combine(acc, v) if kind == "max" else plus(kb, acc, v, dt)
-        if kind == "max" or dt.kind == "b":  # a bool average is the OR of the window, as in sum
-            return acc
-        count = None
-        for d in range(nd):
-            n_d = None
-            for ok in counted[d]:
-                one = b.zext(ok, I64)
-                n_d = one if n_d is None else b.add(n_d, one)
-            count = n_d if count is None else b.mul(count, n_d)
-        count = b.select(b.icmp_signed("<", count, i64(1)), i64(1), count)
-        if dt.is_float:
-            return b.fdiv(acc, b.sitofp(count, dt.ir))
-        return int_divide(kb, acc, b.trunc(count, dt.ir) if dt.bits < 64 else count, dt, "trunc")
+        return _pool_value(kb, call, index, nd, kind, kb.dt(call), lambda xi: kb.value(x, xi))
 
     return fn
+
+
+def _pool_value(kb, call, index, nd: int, kind: str, dt: DType, read) -> ir.Value:
+    """The pool's element at ``index``: the window over ``read(input index)`` (values in
+    ``dt``), reduced by max or averaged (qnn.avg_pool2d reads requantized values)."""
+    canon = "NC" + _SPATIAL[nd]
+    x = call.args[0]
+    attrs = attrs_of(call)
+    layout = attrs["layout"]
+    in_pos = _perm(layout, canon)
+    out_pos = _perm(attrs["out_layout"] or layout, canon)
+    xshape = kb.shape(x)
+    sizes = [xshape[p] for p in in_pos][2:]
+    pool = ints_n(attrs["pool_size"], nd, "pool_size")
+    strides = ints_n(attrs["strides"], nd, "strides")
+    dilation = ints_n(attrs["dilation"], nd, "dilation")
+    pads = pad_pairs(attrs["padding"], nd)
+    include_pad = attrs.get("count_include_pad", False)
+    b = kb.builder
+    oc = [index.dim(p) for p in out_pos]
+    base = [b.sub(b.mul(oc[2 + d], i64(strides[d])), i64(pads[d][0])) for d in range(nd)]
+    # per axis and window offset: the input coordinate and whether it is inside
+    coords, inside, counted = [], [], []
+    for d in range(nd):
+        cs, ins, cnt = [], [], []
+        for k in range(pool[d]):
+            c = b.add(base[d], i64(k * dilation[d])) if k else base[d]
+            ok = b.icmp_unsigned("<", c, i64(sizes[d]))
+            cs.append(b.select(ok, c, i64(0)) if sizes[d] else i64(0))
+            ins.append(ok)
+            if include_pad:  # inside the input plus the user's padding
+                lo_ok = b.icmp_signed(">=", c, i64(-pads[d][0]))
+                hi_ok = b.icmp_signed("<", c, i64(sizes[d] + pads[d][1]))
+                cnt.append(b.and_(lo_ok, hi_ok))
+            else:
+                cnt.append(ok)
+        coords.append(cs)
+        inside.append(ins)
+        counted.append(cnt)
+    if kind == "max":
+        acc = ir.Constant(dt.ir, float("-inf")) if dt.is_float else lowest(dt)
+    else:
+        acc = zero(dt)
+    red = Reducer(kb, "max" if kind == "max" else "sum", dt, 1)
+    for ks in itertools.product(*(range(p) for p in pool)):
+        dims = [None] * (2 + nd)
+        dims[in_pos[0]], dims[in_pos[1]] = oc[0], oc[1]
+        ok = None
+        for d, k in enumerate(ks):
+            dims[in_pos[2 + d]] = coords[d][k]
+            ok = inside[d][k] if ok is None else b.and_(ok, inside[d][k])
+        if any(s == 0 for s in sizes):
+            v = lowest(dt) if kind == "max" else zero(dt)
+        else:
+            v = read(Index(b, xshape, dims=dims))
+            v = b.select(ok, v, lowest(dt) if kind == "max" else zero(dt))
+        acc = red.combine(acc, v) if kind == "max" else plus(kb, acc, v, dt)
+    if kind == "max" or dt.kind == "b":  # a bool average is the OR of the window, as in sum
+        return acc
+    count = None
+    for d in range(nd):
+        n_d = None
+        for ok in counted[d]:
+            one = b.zext(ok, I64)
+            n_d = one if n_d is None else b.add(n_d, one)
+        count = n_d if count is None else b.mul(count, n_d)
+    count = b.select(b.icmp_signed("<", count, i64(1)), i64(1), count)
+    if dt.is_float:
+        return b.fdiv(acc, b.sitofp(count, dt.ir))
+    return int_divide(kb, acc, b.trunc(count, dt.ir) if dt.bits < 64 else count, dt, "trunc")
 
 
 for _nd in (1, 2, 3):
@@ -247,3 +252,80 @@ def _max_start(dt: DType) -> ir.Value:
 
 
 __all__: list[str] = []
+
+
+def _adaptive_nd_check(nd: int):
+    layout_check = _layout_check(nd)
+
+    def check(call):
+        reason = layout_check(call)
+        if reason:
+            return reason
+        attrs = attrs_of(call)
+        if attrs["out_layout"] and attrs["out_layout"] != attrs["layout"]:
+            return f"out_layout {attrs['out_layout']!r} differs from layout {attrs['layout']!r}"
+        layout, shape, out = attrs["layout"], call.args[0]._checked_type.shape, call._checked_type.shape
+        if any(shape[layout.index(a)] == 0 and out[layout.index(a)] for a in _SPATIAL[nd]):
+            return "an empty window"  # the interpreter's error
+        return None
+
+    return check
+
+
+def _adaptive_nd(nd: int):
+    def fn(kb, call, outs, epilogue):
+        """One axis at a time, as the interpreter's separable ``adaptive_pool_nd``: the
+        first spatial axis is reduced innermost, and an average divides by each axis's
+        window length in turn (integer averages truncate at every step, as there)."""
+        x = call.args[0]
+        layout = attrs_of(call)["layout"]
+        xshape = kb.shape(x)
+        out = outs[0]
+        dt = out.dt
+        axes = [layout.index(a) for a in _SPATIAL[nd]]
+        if any(out.shape[p] != xshape[p] for p in range(2 + nd) if p not in axes):
+            raise Unsupported("the result's batch or channels differ from the input's")
+        b = kb.builder
+        kind = "mean" if "_avg_" in call.op.name else "max"
+        red = Reducer(kb, kind, dt, 1)
+        slots = [_alloca(kb, dt.mem) for _ in axes]
+        with kb.nest(out.shape) as oi:
+            od = oi.dims()
+            bounds = []
+            for p in axes:
+                n_in, n_out = xshape[p], max(out.shape[p], 1)
+                start = b.udiv(b.mul(od[p], i64(n_in)), i64(n_out))
+                end = b.udiv(b.add(b.mul(b.add(od[p], i64(1)), i64(n_in)), i64(n_out - 1)), i64(n_out))
+                bounds.append((start, end))
+            dims = list(od)
+
+            def level(k: int) -> ir.Value:
+                """The pooled value over axes[:k + 1] at the coordinates fixed outside."""
+                slot = slots[k] if kind == "mean" else slots[0]
+                if kind == "mean" or k == len(axes) - 1:
+                    _slot_store(kb, slot, dt, red.identity() if kind == "mean" else _max_start(dt))
+                start, end = bounds[k]
+                with kb.loop(end, f"ap{k}", start=start) as i:
+                    dims[axes[k]] = i
+                    v = kb.value(x, Index(b, xshape, dims=list(dims))) if k == 0 else level(k - 1)
+                    if kind == "mean" or k == 0:
+                        _slot_store(kb, slot, dt, red.combine(_slot_load(kb, slot, dt), v))
+                acc = _slot_load(kb, slot, dt)
+                if kind == "mean" and dt.kind != "b":
+                    count = b.sub(end, start)
+                    if dt.is_float:
+                        acc = b.fdiv(acc, b.sitofp(count, dt.ir))
+                    else:
+                        acc = int_divide(kb, acc, b.trunc(count, dt.ir) if dt.bits < 64 else count, dt, "trunc")
+                return acc
+
+            out.store(b, oi, level(len(axes) - 1))
+        _apply_epilogue(kb, out, epilogue, 1)
+
+    return fn
+
+
+for _nd in (1, 3):
+    for _kind in ("avg", "max"):
+        name = f"nn.adaptive_{_kind}_pool{_nd}d"
+        rule(name, kind="buffer", anchor=True, check=_adaptive_nd_check(_nd))(_adaptive_nd(_nd))
