@@ -210,7 +210,12 @@ def test_adaptive_average_keeps_a_nan_in_its_windows(data):
     x = data.draw(floats(dtype, shape))
     text = f"def @main(%x: {tensor(shape, dtype)}) {{ nn.adaptive_avg_pool2d(%x, output_size=[3, 4]) }}"
     ref, out = both(text, x)
-    assert_same(ref, out, rtol=1e-5)
+    # NaN and the infinities must land in the same windows; finite sums may differ by the
+    # summation order (numpy's pairwise sum vs the kernel's loop), up to a few ulps of the
+    # window's largest magnitude: 1e30 - 1e30 + 1e9 is 1e9 or 0 depending on the order.
+    finite = np.abs(np.where(np.isfinite(x), x, 0))
+    scale = float(finite.max(initial=0.0)) * np.finfo(dtype).eps * 8
+    assert_same(ref, out, rtol=1e-5, atol=scale or None)
 
 
 def test_one_nan_poisons_only_its_own_windows():
