@@ -352,7 +352,10 @@ def compile_kernel(func: Function, cache: Optional["KernelCache"] = None) -> Ker
         # the code on disk defines a symbol named after its key; the engine must not hold
         # that symbol twice, so a second compile of one key in a process uses the counter
         keyed = f"{name}_{hashlib.sha256(key.encode()).hexdigest()[:16]}"
-        if keyed in _keyed_symbols:
+        with _keyed_lock:
+            taken = keyed in _keyed_symbols
+            _keyed_symbols.add(keyed)  # reserved now: two threads never both take it
+        if taken:
             key = None
         else:
             symbol = keyed
@@ -374,8 +377,6 @@ def compile_kernel(func: Function, cache: Optional["KernelCache"] = None) -> Ker
         compiled = compile_ir(ir_text, [symbol], _module_name(symbol), speed_level=level, emit_asm=False, save_object=save)
     except Exception as exc:
         return Kernel.fallback(name, func, ops, f"LLVM rejected the kernel: {exc}")
-    if key is not None:
-        _keyed_symbols.add(symbol)
     kernel = Kernel(name, func, ops)
     kernel.attach(lowered, compiled)
     kernel.compile_seconds = time.perf_counter() - start  # lowering + LLVM
@@ -383,7 +384,8 @@ def compile_kernel(func: Function, cache: Optional["KernelCache"] = None) -> Ker
 
 
 # -- the disk cache (disk_cache.py) -------------------------------------------------------
-_keyed_symbols: set[str] = set()  # key-named kernel symbols already in this process's engine
+_keyed_symbols: set[str] = set()  # key-named kernel symbols this process has used
+_keyed_lock = threading.Lock()
 
 
 def _module_name(symbol: str) -> str:
@@ -448,7 +450,6 @@ def _load_kernel(func: Function, name: str, ops: list[str], key: str, symbol: st
         compiled = load_object(obj, [symbol], _module_name(symbol), externals, lambda: lower(func, symbol).ir, level)
     except Exception:  # a malformed entry, or code calling a routine we cannot provide
         return None  # compile instead (lowering reports any real problem properly)
-    _keyed_symbols.add(symbol)
     kernel = Kernel(name, func, ops)
     kernel.attach(lowered, compiled)
     return kernel

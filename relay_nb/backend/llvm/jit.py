@@ -14,6 +14,11 @@ callbacks in it; measured on a one-instruction module), and about 13 KB of machi
 that MCJIT's memory manager frees only with the engine.  The kernel cache therefore avoids
 compiling rather than relying on releasing: constants are kernel arguments
 (``codegen/lower.py``), so editing a constant compiles nothing.
+
+The engine has an MCJIT object cache: after compiling a module it hands us the machine
+code (:func:`compile_ir`'s ``save_object``, which the disk cache writes), and before
+compiling one it asks us for code: :func:`load_object` adds an empty module whose code
+we supply, so a kernel compiled by an earlier process runs without IR or optimization.
 """
 
 from __future__ import annotations
