@@ -214,3 +214,18 @@ def test_load_refuses_an_entry_for_another_key(tmp_path, monkeypatch):
     b.write_bytes(a.read_bytes())  # the path of "key b" holds the entry of "key a"
     assert disk_cache.load("key b") is None
     assert disk_cache.load("key c") is None
+
+
+def test_only_code_exporting_just_its_entry_point_is_stored():
+    ir = """define void @"k_1"(ptr %".1") nounwind
+{
+}
+@"taps0" = private constant [1 x i64] [i64 0]
+define internal void @"helper"() {
+}
+declare void @"relay_nb_dot_float32"(i1 %".1")
+"""
+    assert disk_cache.exports(ir) == ["k_1"]
+    assert disk_cache.externals(ir) == ["relay_nb_dot_float32"]
+    # an externally visible global would clash with another process's of that name
+    assert disk_cache.exports(ir + '@"taps1" = constant [1 x i64] [i64 0]\n') == ["k_1", "taps1"]

@@ -371,7 +371,7 @@ def compile_kernel(func: Function, cache: Optional["KernelCache"] = None) -> Ker
         return Kernel.fallback(name, func, ops, f"internal lowering error: {type(exc).__name__}: {exc}")
     ir_text = lowered.ir
     save = None
-    if key is not None:
+    if key is not None and disk_cache.exports(ir_text) == [symbol]:
         save = functools.partial(disk_cache.store, key, _disk_meta(lowered, ir_text))
     try:
         compiled = compile_ir(ir_text, [symbol], _module_name(symbol), speed_level=level, emit_asm=False, save_object=save)

@@ -42,6 +42,8 @@ MAGIC = b"relay_nb object cache v1\n"
 _SUFFIX = ".o"
 _SOURCE_DIRS = ("backend/llvm", "op")  # what lowering reads: codegen, kernels, op rules
 _DECLARE = re.compile(r'^declare [^@]*@"?([^"(\s]+)"?\(', re.M)
+_DEFINE_FN = re.compile(r'^define (?!(?:internal|private) )[^@]*@"?([^"(\s]+)"?\(', re.M)
+_DEFINE_VAR = re.compile(r'^@"?([^"\s]+)"? = (?!(?:internal|private) )', re.M)
 
 
 def cache_dir() -> Path:
@@ -151,6 +153,14 @@ def externals(ir_text: str) -> list[str]:
     return [s for s in _DECLARE.findall(ir_text) if not s.startswith("llvm.")]
 
 
+def exports(ir_text: str) -> list[str]:
+    """The names LLVM IR defines for other modules to see.  Only code whose exports are
+    exactly its entry points is stored: a global named by a per-process counter (as
+    ``taps3``) would be defined twice, with different contents, once a process loads one
+    module and compiles another, and MCJIT links symbols across the modules of its engine."""
+    return _DEFINE_FN.findall(ir_text) + _DEFINE_VAR.findall(ir_text)
+
+
 def compile_cached(key: str, build: Callable[[], str], symbols: list[str], name: str, speed_level: int = 3):
     """The :class:`~.jit.CompiledModule` of ``build()``'s IR, stored under ``key``: loaded
     from disk when a valid entry exists (``build`` then runs only if someone asks for
@@ -166,7 +176,7 @@ def compile_cached(key: str, build: Callable[[], str], symbols: list[str], name:
         except (KeyError, TypeError, RuntimeError):
             pass  # compile and overwrite it
     ir_text = build()
-    save = functools.partial(store, key, {"externals": externals(ir_text)})
+    save = functools.partial(store, key, {"externals": externals(ir_text)}) if exports(ir_text) == symbols else None
     return compile_ir(ir_text, symbols, name, speed_level, emit_asm=False, save_object=save)
 
 
@@ -193,4 +203,4 @@ def clear_cache() -> int:
     return removed
 
 
-__all__ = ["cache_dir", "clear_cache", "compile_cached", "enabled", "environment", "externals", "load", "store"]
+__all__ = ["cache_dir", "clear_cache", "compile_cached", "enabled", "environment", "exports", "externals", "load", "store"]
