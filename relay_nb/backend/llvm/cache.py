@@ -346,7 +346,7 @@ def compile_kernel(func: Function, cache: Optional["KernelCache"] = None) -> Ker
     # O2 runs the same loop and SLP vectorizers as O3 and measured as fast on these
     # kernels, at two thirds of the compile time; the tiled anchor kernels get O3.
     level = 3 if any(op in ANCHOR_OPS for op in ops) else 2
-    key = _disk_key(func, level) if disk_cache.enabled() else None
+    key = _disk_key(func, level)
     symbol = f"{name}_{next(_counter)}"
     if key is not None:
         # the code on disk defines a symbol named after its key; the engine must not hold
@@ -392,14 +392,22 @@ def _module_name(symbol: str) -> str:
     return f"{symbol}.{next(_counter)}"  # unique in the engine even when a symbol repeats
 
 
-def _disk_key(func: Function, level: int) -> str:
+def _disk_key(func: Function, level: int) -> Optional[str]:
     """What determines a kernel's code, as text: its skeleton (constants are free
     variables, printed with their types), parameter and result types, optimization level.
-    Printed, not ``structural_hash``: that one uses Python's per-process string hashes."""
+    Printed, not ``structural_hash``: that one uses Python's per-process string hashes.
+    None when the disk cache is off (or the function cannot be printed: then it is only
+    compiled)."""
     from ...syntax.printer import type_to_text
+    from . import disk_cache
 
-    params = ", ".join(type_to_text(p._checked_type) for p in func.params)
-    return f"kernel O{level}\n{_skeleton(func).astext()}\nparams ({params}) -> {type_to_text(func.body._checked_type)}"
+    if not disk_cache.enabled():
+        return None
+    try:
+        params = ", ".join(type_to_text(p._checked_type) for p in func.params)
+        return f"kernel O{level}\n{_skeleton(func).astext()}\nparams ({params}) -> {type_to_text(func.body._checked_type)}"
+    except Exception:
+        return None
 
 
 def _disk_meta(lowered, ir_text: str) -> dict:
@@ -409,13 +417,13 @@ def _disk_meta(lowered, ir_text: str) -> dict:
 
     return {
         "symbol": lowered.symbol,
-        "inputs": [[n, list(t.shape), t.dtype] for n, t in lowered.inputs],
-        "outputs": [[list(t.shape), t.dtype] for t in lowered.outputs],
+        "inputs": [[n, [int(d) for d in t.shape], str(t.dtype)] for n, t in lowered.inputs],
+        "outputs": [[[int(d) for d in t.shape], str(t.dtype)] for t in lowered.outputs],
         "constants": len(lowered.constants),
-        "workspace": lowered.workspace_bytes,
-        "status": lowered.uses_status,
-        "errors": [[int(c), m] for c, m in lowered.errors.items()],
-        "peeled": list(lowered.peeled),
+        "workspace": int(lowered.workspace_bytes),
+        "status": bool(lowered.uses_status),
+        "errors": [[int(c), str(m)] for c, m in lowered.errors.items()],
+        "peeled": [bool(b) for b in lowered.peeled],
         "externals": disk_cache.externals(ir_text),
     }
 

@@ -127,18 +127,18 @@ def _parse(data: bytes, key: str) -> Optional[tuple[dict, bytes]]:
 def store(key: str, meta: dict, obj: bytes) -> bool:
     """Write an entry atomically; False (and nothing written) if the directory is not
     writable — a cache that cannot be written only costs time."""
-    header = json.dumps({"key": key, "environment": environment(), "meta": meta}).encode()
-    rest = len(header).to_bytes(8, "little") + header + obj
-    target = _path(key)
     tmp = None
     try:
+        header = json.dumps({"key": key, "environment": environment(), "meta": meta}).encode()
+        rest = len(header).to_bytes(8, "little") + header + obj
+        target = _path(key)
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=_SUFFIX, dir=target.parent)
         with os.fdopen(fd, "wb") as f:
             f.write(MAGIC + hashlib.sha256(rest).digest() + rest)
         os.replace(tmp, target)  # atomic: a reader sees the old file or the new one
         return True
-    except OSError:
+    except (OSError, TypeError, ValueError):
         if tmp is not None:
             try:
                 os.unlink(tmp)
