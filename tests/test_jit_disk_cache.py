@@ -96,6 +96,7 @@ def test_a_fresh_process_loads_every_kernel_from_disk(populated, tmp_path):
     n = len(warm["from_disk"])
     assert f"{n} native, 0 fell back to numpy; {n} loaded from the disk cache" in warm["report"]
     assert f"0 compiled, {n} loaded from disk" in warm["report"]
+    assert warm["report"].count("native (disk cache)") == n
 
 
 def _truncate(data: bytes, i: int) -> bytes:

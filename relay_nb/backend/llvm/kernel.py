@@ -172,8 +172,10 @@ class Kernel:
         return self.native
 
     def how(self) -> str:
-        """One phrase for reports: ``native`` or ``numpy: <why>``."""
-        return "native" if self.native else "numpy: " + self.reason
+        """One phrase for reports: ``native``, ``native (disk cache)`` or ``numpy: <why>``."""
+        if self.native:
+            return "native (disk cache)" if self.from_disk else "native"
+        return "numpy: " + self.reason
 
     def summary(self) -> str:
         how = "native" if self.native else f"fallback to numpy ({self.reason})"
