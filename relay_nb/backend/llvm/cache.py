@@ -15,6 +15,14 @@ take more than ``max_bytes`` (default :data:`DEFAULT_MAX_BYTES`, 64 MiB, or
 ``RELAY_NB_KERNEL_CACHE_MB`` from the environment; ``cache.max_bytes = ...`` changes it).
 A dropped or cleared kernel's LLVM module leaves the JIT engine as soon as no kernel that
 could call it is alive (a built module keeps its kernels working however long it lives).
+
+Below this cache is the disk (:mod:`.disk_cache`): a kernel not in memory is looked up
+there by its printed skeleton and types before anything is lowered, and loaded as machine
+code; one that is compiled is written there.  Its symbol is named after that key (so
+code from another process links under a name no other kernel has); the first kernel of a
+key in a process takes that name, and a later compile of the same key in the same
+process (after eviction, or in another ``KernelCache``) uses a counter name and skips
+the disk, since the engine cannot define one symbol twice.
 """
 
 from __future__ import annotations
