@@ -412,10 +412,13 @@ def _disk_key(func: Function, level: int) -> Optional[str]:
     if not disk_cache.enabled():
         return None
     try:
+        text = _skeleton(func).astext()
         params = ", ".join(type_to_text(p._checked_type) for p in func.params)
-        return f"kernel O{level}\n{_skeleton(func).astext()}\nparams ({params}) -> {type_to_text(func.body._checked_type)}"
+        ret = type_to_text(func.body._checked_type)
     except Exception:
         return None
+    # an attribute printed as a metadata reference does not show its value: no key
+    return None if "meta[" in text else f"kernel O{level}\n{text}\nparams ({params}) -> {ret}"
 
 
 def _disk_meta(lowered, ir_text: str) -> dict:
