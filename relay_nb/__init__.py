@@ -86,6 +86,7 @@ _LAZY: dict[str, str] = {
     "random": "op.random",
     "viz": "viz",
     "frontend": "frontend",
+    "backend": "backend",  # relay.backend.clear_cache()
     # notebook layer (imports IPython / ipywidgets only when used)
     "notebook": "notebook",
     "PassStepper": "notebook.stepper:PassStepper",

@@ -10,11 +10,26 @@ through the ``golden`` fixture::
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
+
+# The JIT's disk cache of compiled kernels (relay_nb/backend/llvm/disk_cache.py) stays on
+# in the tests, so that storing is exercised everywhere, but in a directory of this run:
+# never the user's ~/.cache/relay_nb.  Set here, at import, so that collection-time
+# builds and subprocesses (notebook kernels, the CLI) use it too.  Within one process a
+# kernel is never loaded back from disk (a second compile of one key compiles), so the
+# in-process tests do not depend on each other through it; a subprocess may load what an
+# earlier test stored, which changes only how long it takes.
+_CACHE_DIR = tempfile.mkdtemp(prefix="relay_nb_test_kernels_")
+os.environ["RELAY_NB_CACHE_DIR"] = _CACHE_DIR
+atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -4,7 +4,8 @@
   registry's ``llvm`` column (one rule per op);
 * :mod:`.jit` — the process's one execution engine;
 * :mod:`.kernel` / :mod:`.cache` — compiled kernels (inspectable, safe to call) and the
-  cache keyed by structural hash and types;
+  cache keyed by structural hash and types; :mod:`.disk_cache` — their machine code on
+  disk, so a restarted process loads instead of compiling;
 * :mod:`.executor` — ``create_executor("jit")``; :mod:`.plan` — dataflow functions as
   flat lists of kernel calls; :mod:`.build` — ``relay.build``;
 * :mod:`.memory` — result buffers that reuse freed memory;

@@ -87,7 +87,10 @@ class BuildReport:
 
     def __str__(self) -> str:
         native = sum(k.ran_native for k in self.kernels)
+        loaded = sum(k.from_disk for k in self.kernels)
         lines = [f"{len(self.kernels)} kernels: {native} native, {len(self.kernels) - native} fell back to numpy"]
+        if loaded:
+            lines[0] += f"; {loaded} loaded from the disk cache"
         lines.append(f"{'kernel':40} {'how':28} {'compile ms':>10} {'calls':>6} {'run ms':>9}")
         for name, ops, how, comp, calls, run in self.rows():
             lines.append(f"{name[:40]:40} {how[:28]:28} {comp:10.2f} {calls:6d} {run:9.3f}")

@@ -15,12 +15,22 @@ take more than ``max_bytes`` (default :data:`DEFAULT_MAX_BYTES`, 64 MiB, or
 ``RELAY_NB_KERNEL_CACHE_MB`` from the environment; ``cache.max_bytes = ...`` changes it).
 A dropped or cleared kernel's LLVM module leaves the JIT engine as soon as no kernel that
 could call it is alive (a built module keeps its kernels working however long it lives).
+
+Below this cache is the disk (:mod:`.disk_cache`): a kernel not in memory is looked up
+there by its printed skeleton and types before anything is lowered, and loaded as machine
+code; one that is compiled is written there.  Its symbol is named after that key (so
+code from another process links under a name no other kernel has); the first kernel of a
+key in a process takes that name, and a later compile of the same key in the same
+process (after eviction, or in another ``KernelCache``) uses a counter name and skips
+the disk, since the engine cannot define one symbol twice.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
+import hashlib
 import itertools
 import os
 import re
@@ -35,6 +45,7 @@ import numpy as np
 from ...ir.expr import Constant, Function, Var
 from ...ir.functor import ExprMutator
 from ...ir.structural import structural_equal, structural_hash
+from ...ir.ty import TensorType
 from .kernel import Kernel
 
 _counter = itertools.count()
@@ -96,7 +107,7 @@ def _size(code: _Code) -> int:
     evicting a kernel of 17 KB of IR text gave back 37 KB of resident memory), and the
     constants of the kernels bound to it."""
     compiled = code.compiled
-    size = 4 * (len(compiled.ir) + len(compiled.optimized_ir)) if compiled is not None else 0
+    size = 4 * compiled.text_bytes() + compiled.object_bytes if compiled is not None else 0
     return size + sum(c.nbytes for k in code.kernels for c in k._constants) + 1024
 
 
@@ -124,6 +135,7 @@ class KernelCache:
         self._max_bytes = DEFAULT_MAX_BYTES if max_bytes is None else int(max_bytes)
         self.nbytes = 0
         self.compiles = 0
+        self.disk_loads = 0
         self.fallbacks = 0
         self.hits = 0
         self.rebinds = 0
@@ -141,12 +153,15 @@ class KernelCache:
             self._evict()
 
     def stats(self) -> dict:
-        """``{"compiles", "fallbacks", "hits", "rebinds", "evictions", "kernels", "bytes",
-        "max_bytes"}`` since creation or :meth:`clear`; ``rebinds`` counts functions that
-        differed from a cached one only in constants (served without compiling)."""
+        """``{"compiles", "disk_loads", "fallbacks", "hits", "rebinds", "evictions", "kernels",
+        "bytes", "max_bytes"}`` since creation or :meth:`clear`; ``disk_loads`` counts
+        kernels whose code came from the disk cache (:mod:`.disk_cache`) instead of a
+        compile, ``rebinds`` functions that differed from a cached one only in constants
+        (served without compiling)."""
         with self._lock:
             return {
                 "compiles": self.compiles,
+                "disk_loads": self.disk_loads,
                 "fallbacks": self.fallbacks,
                 "hits": self.hits,
                 "rebinds": self.rebinds,
@@ -157,9 +172,13 @@ class KernelCache:
             }
 
     def summary(self) -> str:
-        """One line for reports: ``kernel cache: 12 kernels, 1.3 of 64.0 MiB``."""
+        """One line for reports: ``kernel cache: 12 kernels, 1.3 of 64.0 MiB; 9 compiled, 3
+        loaded from disk``."""
         st = self.stats()
-        return f"kernel cache: {st['kernels']} kernels, {st['bytes'] / 2**20:.1f} of {st['max_bytes'] / 2**20:.1f} MiB"
+        return (
+            f"kernel cache: {st['kernels']} kernels, {st['bytes'] / 2**20:.1f} of {st['max_bytes'] / 2**20:.1f} MiB; "
+            f"{st['compiles']} compiled, {st['disk_loads']} loaded from disk"
+        )
 
     def clear(self) -> None:
         """Forget every kernel and reset the counters.  The compiled code of kernels nobody
@@ -170,7 +189,7 @@ class KernelCache:
             self._codes.clear()
             self._lru.clear()
             self.nbytes = 0
-            self.compiles = self.fallbacks = self.hits = self.rebinds = self.evictions = 0
+            self.compiles = self.disk_loads = self.fallbacks = self.hits = self.rebinds = self.evictions = 0
         gc.collect()  # kernels in reference cycles die now, not at some later collection
         module_count()  # drains the modules their finalizers queued
 
@@ -184,7 +203,9 @@ class KernelCache:
             if code is not None:
                 return self._bound(code, func)
             code = self._new_code(func, skeleton)
-            if code.compiled is not None:
+            if code.compiled is not None and code.compiled.from_disk:
+                self.disk_loads += 1
+            elif code.compiled is not None:
                 self.compiles += 1
             else:
                 self.fallbacks += 1
@@ -314,11 +335,13 @@ def _ops(func: Function) -> list[str]:
 
 
 def compile_kernel(func: Function, cache: Optional["KernelCache"] = None) -> Kernel:
-    """Lower and compile ``func``; a fallback kernel (with the reason) if it has no lowering.
+    """Lower and compile ``func``, or load its code from the disk cache; a fallback kernel
+    (with the reason) if it has no lowering.
 
     A function with ``?`` dims gets a :class:`~.specialize.SpecializingKernel`, which
     compiles (through ``cache``) one kernel per distinct argument shape when called.
     """
+    from . import disk_cache
     from .codegen import Unsupported, lower
     from .jit import compile_ir
     from .specialize import SpecializingKernel, can_specialize
@@ -328,23 +351,126 @@ def compile_kernel(func: Function, cache: Optional["KernelCache"] = None) -> Ker
     name = kernel_name(ops)
     if can_specialize(func, ops):
         return SpecializingKernel(name, func, ops, cache)
+    # O2 runs the same loop and SLP vectorizers as O3 and measured as fast on these
+    # kernels, at two thirds of the compile time; the tiled anchor kernels get O3.
+    level = 3 if any(op in ANCHOR_OPS for op in ops) else 2
+    key = _disk_key(func, level)
     symbol = f"{name}_{next(_counter)}"
+    if key is not None:
+        # the code on disk defines a symbol named after its key; the engine must not hold
+        # that symbol twice, so a second compile of one key in a process uses the counter
+        keyed = f"{name}_{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+        with _keyed_lock:
+            taken = keyed in _keyed_symbols
+            _keyed_symbols.add(keyed)  # reserved now: two threads never both take it
+        if taken:
+            key = None
+        else:
+            symbol = keyed
+            kernel = _load_kernel(func, name, ops, key, symbol, level)
+            if kernel is not None:
+                kernel.compile_seconds = time.perf_counter() - start
+                return kernel
     try:
         lowered = lower(func, symbol)
     except Unsupported as exc:
         return Kernel.fallback(name, func, ops, exc.reason, exc.op)
     except Exception as exc:  # a lowering bug must not take the program down: run numpy
         return Kernel.fallback(name, func, ops, f"internal lowering error: {type(exc).__name__}: {exc}")
-    # O2 runs the same loop and SLP vectorizers as O3 and measured as fast on these
-    # kernels, at two thirds of the compile time; the tiled anchor kernels get O3.
-    level = 3 if any(op in ANCHOR_OPS for op in ops) else 2
+    ir_text = lowered.ir
+    save = None
+    if key is not None and disk_cache.exports(ir_text) == [symbol]:
+        save = functools.partial(disk_cache.store, key, _disk_meta(lowered, ir_text))
     try:
-        compiled = compile_ir(lowered.ir, [symbol], symbol, speed_level=level, emit_asm=False)
+        compiled = compile_ir(ir_text, [symbol], _module_name(symbol), speed_level=level, emit_asm=False, save_object=save)
     except Exception as exc:
         return Kernel.fallback(name, func, ops, f"LLVM rejected the kernel: {exc}")
     kernel = Kernel(name, func, ops)
     kernel.attach(lowered, compiled)
     kernel.compile_seconds = time.perf_counter() - start  # lowering + LLVM
+    return kernel
+
+
+# -- the disk cache (disk_cache.py) -------------------------------------------------------
+_keyed_symbols: set[str] = set()  # key-named kernel symbols this process has used
+_keyed_lock = threading.Lock()
+
+
+def _module_name(symbol: str) -> str:
+    return f"{symbol}.{next(_counter)}"  # unique in the engine even when a symbol repeats
+
+
+def _disk_key(func: Function, level: int) -> Optional[str]:
+    """What determines a kernel's code, as text: its skeleton (constants are free
+    variables, printed with their types), parameter and result types, optimization level.
+    Printed, not ``structural_hash``: that one uses Python's per-process string hashes.
+    None when the disk cache is off (or the function cannot be printed: then it is only
+    compiled)."""
+    from ...syntax.printer import type_to_text
+    from . import disk_cache
+
+    if not disk_cache.enabled():
+        return None
+    try:
+        text = _skeleton(func).astext()
+        params = ", ".join(type_to_text(p._checked_type) for p in func.params)
+        ret = type_to_text(func.body._checked_type)
+    except Exception:
+        return None
+    # an attribute printed as a metadata reference does not show its value: no key
+    return None if "meta[" in text else f"kernel O{level}\n{text}\nparams ({params}) -> {ret}"
+
+
+def _disk_meta(lowered, ir_text: str) -> dict:
+    """The lowering's calling convention, for running the code without lowering again,
+    and the functions it calls outside itself."""
+    from . import disk_cache
+
+    return {
+        "symbol": lowered.symbol,
+        "inputs": [[n, [int(d) for d in t.shape], str(t.dtype)] for n, t in lowered.inputs],
+        "outputs": [[[int(d) for d in t.shape], str(t.dtype)] for t in lowered.outputs],
+        "constants": len(lowered.constants),
+        "workspace": int(lowered.workspace_bytes),
+        "status": bool(lowered.uses_status),
+        "errors": [[int(c), str(m)] for c, m in lowered.errors.items()],
+        "peeled": [bool(b) for b in lowered.peeled],
+        "externals": disk_cache.externals(ir_text),
+    }
+
+
+def _load_kernel(func: Function, name: str, ops: list[str], key: str, symbol: str, level: int) -> Optional[Kernel]:
+    """The kernel of ``func`` from the disk cache, or None (no entry, or one that does not fit)."""
+    from . import disk_cache
+    from .codegen.lower import Lowered, kernel_constants, lower
+    from .jit import load_object
+    from .kernels.runtime import require
+
+    entry = disk_cache.load(key)
+    if entry is None:
+        return None
+    meta, obj = entry
+    try:
+        constants = kernel_constants(func)
+        if meta["symbol"] != symbol or meta["constants"] != len(constants):
+            return None
+        lowered = Lowered(
+            None, symbol,
+            [(n, TensorType(tuple(s), d)) for n, s, d in meta["inputs"]],
+            constants,
+            [TensorType(tuple(s), d) for s, d in meta["outputs"]],
+            int(meta["workspace"]), bool(meta["status"]), list(ops),
+            {int(c): str(m) for c, m in meta["errors"]}, [bool(b) for b in meta["peeled"]],
+        )
+        externals = [str(e) for e in meta["externals"]]
+        for e in externals:
+            if e.startswith("relay_nb_"):
+                require(e)  # a runtime routine (kernels/runtime.py) the code calls
+        compiled = load_object(obj, [symbol], _module_name(symbol), externals, lambda: lower(func, symbol).ir, level)
+    except Exception:  # a malformed entry, or code calling a routine we cannot provide
+        return None  # compile instead (lowering reports any real problem properly)
+    kernel = Kernel(name, func, ops)
+    kernel.attach(lowered, compiled)
     return kernel
 
 

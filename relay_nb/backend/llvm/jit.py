@@ -14,6 +14,11 @@ callbacks in it; measured on a one-instruction module), and about 13 KB of machi
 that MCJIT's memory manager frees only with the engine.  The kernel cache therefore avoids
 compiling rather than relying on releasing: constants are kernel arguments
 (``codegen/lower.py``), so editing a constant compiles nothing.
+
+The engine has an MCJIT object cache: after compiling a module it hands us the machine
+code (:func:`compile_ir`'s ``save_object``, which the disk cache writes), and before
+compiling one it asks us for code: :func:`load_object` adds an empty module whose code
+we supply, so a kernel compiled by an earlier process runs without IR or optimization.
 """
 
 from __future__ import annotations
@@ -22,27 +27,55 @@ import functools
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Callable, Optional
 
 import llvmlite.binding as llvm
 
 _lock = threading.Lock()
 _state: dict = {}
 _released: list[str] = []  # names of modules to take out of the engine at the next chance
+_objects: dict[str, bytes] = {}  # module name -> object code MCJIT just compiled (notify)
+_supplied: dict[str, bytes] = {}  # module name -> object code to give MCJIT instead of compiling
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class CompiledModule:
-    """One compiled LLVM module: its IR before and after optimization, assembly and symbols."""
+    """One compiled LLVM module: its symbols' addresses, its IR before and after
+    optimization, and assembly if asked for.
+
+    A module loaded from the disk cache (``from_disk``) has no IR at hand: ``ir`` calls
+    ``regenerate`` on first access and ``optimized_ir`` optimizes a throwaway copy of it,
+    so a warm start pays for IR only when someone looks at it."""
 
     name: str
-    ir: str
-    optimized_ir: str
-    asm: str
     compile_seconds: float
     addresses: dict[str, int] = field(default_factory=dict)
+    asm: str = ""
+    from_disk: bool = False
+    object_bytes: int = 0  # size of the machine code object (known when cached or loaded)
+    _ir: Optional[str] = field(default=None, repr=False)
+    _optimized: Optional[str] = field(default=None, repr=False)
+    _regenerate: Optional[Callable[[], str]] = field(default=None, repr=False)
+    _speed_level: int = 3
 
     def address(self, symbol: str) -> int:
         return self.addresses[symbol]
+
+    @property
+    def ir(self) -> str:
+        if self._ir is None:
+            self._ir = self._regenerate() if self._regenerate is not None else ""
+        return self._ir
+
+    @property
+    def optimized_ir(self) -> str:
+        if self._optimized is None:
+            self._optimized = optimize(self.ir, self._speed_level) if self.ir else ""
+        return self._optimized
+
+    def text_bytes(self) -> int:
+        """Bytes of IR text held now (none for a loaded module nobody inspected)."""
+        return len(self._ir or "") + len(self._optimized or "")
 
 
 def _init() -> dict:
@@ -57,6 +90,9 @@ def _init() -> dict:
             jit=True,
         )
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
+        # MCJIT's object cache: asked for a module's code before compiling it, told the
+        # code after; the disk cache (disk_cache.py) reads and fills it through these.
+        engine.set_object_cache(_notify, _getbuffer)
         _state.update(machine=machine, engine=engine, modules={})
     return _state
 
@@ -82,14 +118,36 @@ def target_data_layout() -> tuple[str, str]:
     return llvm.get_process_triple(), str(state["machine"].target_data)
 
 
+def _notify(module, buffer: bytes) -> None:
+    _objects[module.name] = buffer
+
+
+def _getbuffer(module) -> Optional[bytes]:
+    return _supplied.pop(module.name, None)
+
+
+def _optimize(state: dict, module, speed_level: int) -> None:
+    tuning = llvm.create_pipeline_tuning_options(speed_level=speed_level)
+    tuning.loop_vectorization = True
+    tuning.slp_vectorization = True
+    builder = llvm.create_pass_builder(state["machine"], tuning)
+    builder.getModulePassManager().run(module, builder)
+
+
 def compile_ir(
-    ir_text: str, symbols: list[str], name: str = "kernel", speed_level: int = 3, emit_asm: bool = True
+    ir_text: str,
+    symbols: list[str],
+    name: str = "kernel",
+    speed_level: int = 3,
+    emit_asm: bool = True,
+    save_object: Optional[Callable[[bytes], None]] = None,
 ) -> CompiledModule:
     """Parse, verify, optimize (O3 with loop and SLP vectorization for the host CPU) and add
     ``ir_text`` to the engine; return its text forms and the addresses of ``symbols``.
 
     ``emit_asm=False`` skips the assembly (a third of the compile time); get it later from
-    :func:`assembly` of the optimized IR."""
+    :func:`assembly` of the optimized IR.  ``save_object`` is called with the machine
+    code (after the lock is released), for the disk cache."""
     with _lock:
         state = _init()
         _drain(state)
@@ -97,23 +155,71 @@ def compile_ir(
         module = llvm.parse_assembly(ir_text)
         module.name = name
         module.verify()
-        tuning = llvm.create_pipeline_tuning_options(speed_level=speed_level)
-        tuning.loop_vectorization = True
-        tuning.slp_vectorization = True
-        builder = llvm.create_pass_builder(state["machine"], tuning)
-        builder.getModulePassManager().run(module, builder)
+        _optimize(state, module, speed_level)
         optimized = str(module)
         asm = state["machine"].emit_assembly(module) if emit_asm else ""
         engine = state["engine"]
         engine.add_module(module)
         engine.finalize_object()
+        obj = _objects.pop(name, b"")
         addresses = {s: engine.get_function_address(s) for s in symbols}
         seconds = time.perf_counter() - start
         state["modules"][name] = module  # the engine owns it now; keep it reachable
     missing = [s for s, a in addresses.items() if not a]
     if missing:
         raise RuntimeError(f"compiled module {name} has no symbol {missing}")
-    return CompiledModule(name, ir_text, optimized, asm, seconds, addresses)
+    if save_object is not None and obj:
+        save_object(obj)
+    return CompiledModule(name, seconds, addresses, asm, False, len(obj), ir_text, optimized, None, speed_level)
+
+
+def load_object(
+    obj: bytes, symbols: list[str], name: str, externals: list[str], regenerate: Callable[[], str], speed_level: int = 3
+) -> CompiledModule:
+    """Add machine code compiled earlier (the disk cache's, already verified) to the engine
+    as module ``name``; ``regenerate()`` gives its IR text if anyone asks for it.
+
+    ``externals`` are the functions the code calls outside itself: each must already be
+    in the engine or the process (the caller compiles runtime routines first), because
+    MCJIT aborts the process on a symbol it cannot resolve.  A RuntimeError if one is
+    missing or the code does not define ``symbols``."""
+    with _lock:
+        state = _init()
+        _drain(state)
+        engine = state["engine"]
+        unresolved = [e for e in externals if not (llvm.address_of_symbol(e) or engine.get_function_address(e))]
+        if unresolved:
+            raise RuntimeError(f"cached module {name} calls unknown {unresolved}")
+        start = time.perf_counter()
+        # An empty module stands for the code: MCJIT asks the object cache (_getbuffer)
+        # for every module's object before compiling it, and takes the one it is given.
+        module = llvm.parse_assembly("")
+        module.name = name
+        module.triple, module.data_layout = llvm.get_process_triple(), str(state["machine"].target_data)
+        _supplied[name] = obj
+        try:
+            engine.add_module(module)
+            engine.finalize_object()
+        finally:
+            unused = _supplied.pop(name, None) is not None
+            _objects.pop(name, None)
+        state["modules"][name] = module
+        addresses = {s: engine.get_function_address(s) for s in symbols}
+        seconds = time.perf_counter() - start
+    missing = [s for s, a in addresses.items() if not a]
+    if unused or missing:
+        release(name)
+        raise RuntimeError(f"cached module {name} was not loaded" if unused else f"cached module {name} has no symbol {missing}")
+    return CompiledModule(name, seconds, addresses, "", True, len(obj), None, None, regenerate, speed_level)
+
+
+def optimize(ir_text: str, speed_level: int = 3) -> str:
+    """The optimized form of ``ir_text``, from a throwaway module (not added to the engine)."""
+    with _lock:
+        state = _init()
+        module = llvm.parse_assembly(ir_text)
+        _optimize(state, module, speed_level)
+        return str(module)
 
 
 def release(name: str) -> None:

@@ -65,8 +65,6 @@ class Kernel:
         self.native = False
         self.reason = ""
         self.fallback_op = ""
-        self.ir = ""
-        self.optimized_ir = ""
         self._asm: Optional[str] = None
         self.compile_seconds = 0.0
         self.run_seconds = 0.0
@@ -105,7 +103,6 @@ class Kernel:
         self.native = True
         self._compiled = compiled
         self._signature = dataclasses.replace(lowered, module=None, constants=[])
-        self.ir, self.optimized_ir = compiled.ir, compiled.optimized_ir
         self._asm = compiled.asm or None
         self.compile_seconds = compiled.compile_seconds
         self._params = list(lowered.inputs)
@@ -131,6 +128,21 @@ class Kernel:
         self._tuple_result = isinstance(self._ret, TupleType)
 
     # -- inspection ----------------------------------------------------------------------------
+    @property
+    def ir(self) -> str:
+        """LLVM IR as generated (made on first access for code loaded from the disk cache)."""
+        return self._compiled.ir if self._compiled is not None else ""
+
+    @property
+    def optimized_ir(self) -> str:
+        """LLVM IR after optimization (likewise made on demand for loaded code)."""
+        return self._compiled.optimized_ir if self._compiled is not None else ""
+
+    @property
+    def from_disk(self) -> bool:
+        """Whether this kernel's code was loaded from the disk cache, not compiled."""
+        return self._compiled is not None and self._compiled.from_disk
+
     @property
     def source(self) -> str:
         """The primitive function in Relay text."""
@@ -160,8 +172,10 @@ class Kernel:
         return self.native
 
     def how(self) -> str:
-        """One phrase for reports: ``native`` or ``numpy: <why>``."""
-        return "native" if self.native else "numpy: " + self.reason
+        """One phrase for reports: ``native``, ``native (disk cache)`` or ``numpy: <why>``."""
+        if self.native:
+            return "native (disk cache)" if self.from_disk else "native"
+        return "numpy: " + self.reason
 
     def summary(self) -> str:
         how = "native" if self.native else f"fallback to numpy ({self.reason})"

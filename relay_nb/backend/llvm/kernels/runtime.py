@@ -19,8 +19,9 @@ from typing import Callable, Optional
 
 from llvmlite import ir
 
-from ..codegen.types import DType
-from ..jit import compile_ir, target_data_layout
+from ..codegen.types import _DTYPES, DType
+from ..disk_cache import compile_cached
+from ..jit import target_data_layout
 from ._loops import I1, I64, PTR
 from .conv_pack import build_conv_block_ref, build_im2col, build_pad
 from .gemm import build_block_ref, build_macro, build_pack_a, build_pack_b, tile_for
@@ -155,16 +156,37 @@ _SPEED = {"block_ref": 1, "conv_block_ref": 1}
 def _compile(entry: str, dt: DType) -> None:
     """Build and compile entry point ``entry`` of ``dt`` (and what it calls) in a module of
     its own, so a process pays only for the routines its kernels use; the caller holds
-    the lock."""
+    the lock.  The machine code comes from the disk cache when it has it."""
     for need in _NEEDS.get(entry, []):
         if symbol(need, dt) not in _compiled:
             _compile(need, dt)
-    module = ir.Module(f"relay_nb_runtime_{entry}_{dt.name}")
-    module.triple, module.data_layout = target_data_layout()
-    on_ok, on_fail = _BODIES[entry]
-    _export(module, entry, dt, on_ok(module, dt), on_fail(module, dt) if on_fail else None)
-    compile_ir(str(module), [symbol(entry, dt)], module.name, speed_level=_SPEED.get(entry, 3), emit_asm=False)
+    name = f"relay_nb_runtime_{entry}_{dt.name}"
+    level = _SPEED.get(entry, 3)
+
+    def build() -> str:
+        module = ir.Module(name)
+        module.triple, module.data_layout = target_data_layout()
+        on_ok, on_fail = _BODIES[entry]
+        _export(module, entry, dt, on_ok(module, dt), on_fail(module, dt) if on_fail else None)
+        return str(module)
+
+    compile_cached(f"runtime {entry} {dt.name} O{level}", build, [symbol(entry, dt)], name, level)
     _compiled.add(symbol(entry, dt))
+
+
+def require(name: str) -> None:
+    """Put runtime routine ``name`` (a symbol such as ``relay_nb_conv_block_float32``) into
+    the engine if it is not there: a kernel loaded from the disk cache calls it without
+    having been lowered in this process.  A KeyError for a name that is no routine."""
+    for entry in ENTRY_POINTS:
+        prefix = f"relay_nb_{entry}_"
+        if name.startswith(prefix) and name[len(prefix) :] in _DTYPES:
+            dt = _DTYPES[name[len(prefix) :]]
+            with _lock:
+                if name not in _compiled:
+                    _compile(entry, dt)
+            return
+    raise KeyError(f"no runtime routine {name}")
 
 
 def call(b: ir.IRBuilder, entry: str, dt: DType, ok: ir.Value, args: list) -> None:

@@ -1,0 +1,232 @@
+"""The JIT's disk cache of compiled kernels (relay_nb/backend/llvm/disk_cache.py).
+
+A kernel is loaded from disk only by a process that has not compiled it itself, so the
+end-to-end tests run the build in fresh subprocesses sharing one cache directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import relay_nb as relay
+from relay_nb.backend.llvm import disk_cache
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# conv2d (a tiled anchor calling runtime routines), an elementwise epilogue with a
+# constant, dense (another runtime routine): every kind of code the cache holds
+PROGRAM = """
+def @main(%x: Tensor[(1, 3, 8, 8), float32], %w: Tensor[(4, 3, 3, 3), float32], %d: Tensor[(10, 256), float32]) {
+  %0 = nn.conv2d(%x, %w, padding=[1, 1, 1, 1]);
+  %1 = nn.relu(add(%0, 0.5f));
+  %2 = reshape(%1, newshape=[1, 256]);
+  nn.dense(%2, %d)
+}
+"""
+
+WORKER = f"""
+import json, sys
+import numpy as np
+import relay_nb as relay
+from relay_nb.backend.llvm.cache import default_cache
+lib = relay.build(relay.parse({PROGRAM!r}))
+rng = np.random.default_rng(0)
+args = [rng.standard_normal(s).astype("float32") for s in ((1, 3, 8, 8), (4, 3, 3, 3), (10, 256))]
+out = lib(*args)
+kernels = [k for k in lib.kernels if k.native]
+lazy = all(k._compiled.text_bytes() == 0 for k in kernels if k.from_disk)
+print(json.dumps({{
+    "out": out.tobytes().hex(),
+    "stats": default_cache().stats(),
+    "from_disk": [k.from_disk for k in kernels],
+    "lazy": lazy,
+    "ir": [k.ir for k in kernels],
+    "report": str(lib.report()),
+}}))
+"""
+
+
+def _run(cache: Path, extra_env: dict | None = None) -> subprocess.Popen:
+    env = dict(os.environ, RELAY_NB_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT), **(extra_env or {}))
+    return subprocess.Popen([sys.executable, "-c", WORKER], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _result(proc: subprocess.Popen) -> dict:
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _build(cache: Path) -> dict:
+    return _result(_run(cache))
+
+
+@pytest.fixture(scope="module")
+def populated(tmp_path_factory) -> tuple[Path, dict]:
+    """A cache directory filled by one process, and that process's result."""
+    cache = tmp_path_factory.mktemp("populated")
+    return cache, _build(cache)
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    dst.mkdir()
+    for f in src.iterdir():
+        (dst / f.name).write_bytes(f.read_bytes())
+    return dst
+
+
+def test_a_fresh_process_loads_every_kernel_from_disk(populated, tmp_path):
+    cache, first = populated
+    assert first["stats"]["compiles"] >= 3 and first["stats"]["disk_loads"] == 0
+    assert not any(first["from_disk"])
+    warm = _build(_copy(cache, tmp_path / "c"))
+    assert warm["stats"]["compiles"] == 0
+    assert warm["stats"]["disk_loads"] == first["stats"]["compiles"]
+    assert all(warm["from_disk"])
+    assert warm["out"] == first["out"]  # the same machine code: bitwise the same result
+    assert warm["lazy"]  # no LLVM IR was generated for loaded kernels ...
+    assert warm["ir"] == first["ir"]  # ... until asked for: then the same IR as compiled
+    n = len(warm["from_disk"])
+    assert f"{n} native, 0 fell back to numpy; {n} loaded from the disk cache" in warm["report"]
+    assert f"0 compiled, {n} loaded from disk" in warm["report"]
+    assert warm["report"].count("native (disk cache)") == n
+
+
+def _truncate(data: bytes, i: int) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _random(data: bytes, i: int) -> bytes:
+    return np.random.default_rng(i).integers(0, 256, len(data), dtype=np.uint8).tobytes()
+
+
+def _flip(data: bytes, i: int) -> bytes:
+    b = bytearray(data)
+    b[-10] ^= 0x40  # in the machine code
+    return bytes(b)
+
+
+def _foreign(data: bytes, i: int) -> bytes:
+    """A whole, checksummed entry made on another CPU (the path is the same only through a
+    hash collision or a copied directory: the header must still refuse it)."""
+    import hashlib
+
+    n = len(disk_cache.MAGIC)
+    size = int.from_bytes(data[n + 32 : n + 40], "little")
+    header = json.loads(data[n + 40 : n + 40 + size])
+    header["environment"] = header["environment"].replace("features ", "features -avx512f,")
+    raw = json.dumps(header).encode()
+    rest = len(raw).to_bytes(8, "little") + raw + data[n + 40 + size :]
+    return disk_cache.MAGIC + hashlib.sha256(rest).digest() + rest
+
+
+CORRUPTIONS = {"truncated": _truncate, "random bytes": _random, "flipped bit": _flip, "other CPU": _foreign}
+
+
+@pytest.mark.parametrize("how", [*CORRUPTIONS, "other kernel's entry"])
+def test_corrupt_or_foreign_entries_are_rebuilt_not_loaded(populated, tmp_path, how):
+    cache, first = populated
+    cache = _copy(cache, tmp_path / "c")
+    files = sorted(cache.iterdir())
+    contents = [f.read_bytes() for f in files]
+    for i, f in enumerate(files):
+        if how == "other kernel's entry":  # each file holds the next one's entry
+            f.write_bytes(contents[(i + 1) % len(files)])
+        else:
+            f.write_bytes(CORRUPTIONS[how](contents[i], i))
+    again = _build(cache)
+    assert again["stats"]["disk_loads"] == 0
+    assert again["stats"]["compiles"] == first["stats"]["compiles"]
+    assert again["out"] == first["out"]
+    if how == "truncated":  # the rebuilt entries replaced the bad ones
+        warm = _build(cache)
+        assert all(warm["from_disk"]) and warm["out"] == first["out"]
+
+
+def test_concurrent_processes_building_the_same_module_do_not_corrupt_it(tmp_path):
+    cache = tmp_path / "c"
+    procs = [_run(cache) for _ in range(4)]
+    results = [_result(p) for p in procs]
+    assert len({r["out"] for r in results}) == 1
+    assert not [f for f in cache.iterdir() if not f.name.endswith(".o") or f.name.startswith(".tmp")]
+    warm = _build(cache)
+    assert all(warm["from_disk"]) and warm["stats"]["compiles"] == 0
+    assert warm["out"] == results[0]["out"]
+
+
+def _fresh_module(n: int) -> relay.IRModule:
+    # a shape this test module uses nowhere else: a key no earlier test compiled
+    return relay.parse(f"def @main(%x: Tensor[({n}, 7), float32]) {{ tanh(%x) * 3f }}")
+
+
+def test_kernels_are_stored_in_RELAY_NB_CACHE_DIR_and_clear_cache_deletes_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("RELAY_NB_CACHE_DIR", str(tmp_path / "k"))
+    lib = relay.build(_fresh_module(1013))
+    np.testing.assert_allclose(lib(np.ones((1013, 7), "float32"))[0, 0], 3 * np.tanh(1.0), rtol=1e-6)
+    stored = list((tmp_path / "k").glob("*.o"))
+    assert stored
+    assert relay.backend.clear_cache() == len(stored)
+    assert not list((tmp_path / "k").iterdir())
+
+
+def test_RELAY_NB_DISK_CACHE_0_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("RELAY_NB_CACHE_DIR", str(tmp_path / "k"))
+    monkeypatch.setenv("RELAY_NB_DISK_CACHE", "0")
+    lib = relay.build(_fresh_module(1019))
+    assert lib.kernels[0].native
+    assert not (tmp_path / "k").exists()
+
+
+def test_an_unwritable_cache_directory_only_costs_time(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("RELAY_NB_CACHE_DIR", str(blocker / "k"))
+    lib = relay.build(_fresh_module(1021))
+    np.testing.assert_allclose(lib(np.zeros((1021, 7), "float32")), 0)
+
+
+def test_the_cache_directory_follows_XDG_CACHE_HOME_then_home(tmp_path, monkeypatch):
+    monkeypatch.delenv("RELAY_NB_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert disk_cache.cache_dir() == tmp_path / "xdg" / "relay_nb"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert disk_cache.cache_dir() == tmp_path / "home" / ".cache" / "relay_nb"
+
+
+def test_the_test_suite_never_uses_the_users_cache_directory():
+    assert Path(os.environ["RELAY_NB_CACHE_DIR"]).name.startswith("relay_nb_test_kernels_")
+
+
+def test_load_refuses_an_entry_for_another_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("RELAY_NB_CACHE_DIR", str(tmp_path))
+    assert disk_cache.store("key a", {"n": 1}, b"object a")
+    assert disk_cache.load("key a") == ({"n": 1}, b"object a")
+    [a] = tmp_path.iterdir()
+    assert disk_cache.store("key b", {"n": 2}, b"object b")
+    [b] = [f for f in tmp_path.iterdir() if f != a]
+    b.write_bytes(a.read_bytes())  # the path of "key b" holds the entry of "key a"
+    assert disk_cache.load("key b") is None
+    assert disk_cache.load("key c") is None
+
+
+def test_only_code_exporting_just_its_entry_point_is_stored():
+    ir = """define void @"k_1"(ptr %".1") nounwind
+{
+}
+@"taps0" = private constant [1 x i64] [i64 0]
+define internal void @"helper"() {
+}
+declare void @"relay_nb_dot_float32"(i1 %".1")
+"""
+    assert disk_cache.exports(ir) == ["k_1"]
+    assert disk_cache.externals(ir) == ["relay_nb_dot_float32"]
+    # an externally visible global would clash with another process's of that name
+    assert disk_cache.exports(ir + '@"taps1" = constant [1 x i64] [i64 0]\n') == ["k_1", "taps1"]
