@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from e2e.browser import ensure_browser, launch
+from e2e.browser import browser  # noqa: F401  (the fixture)
 from e2e.lab import NOTEBOOK, error_outputs, open_notebook, run_all_cells, wait_until_executed
 from e2e.server import start_lab
 
@@ -55,21 +55,6 @@ def _conv_reading(weight: str) -> str:
     (param,) = [p for p in mod["main"].params if p.name_hint == weight]
     (conv,) = [t for s, t in h.edges if s == h.find(param)]
     return conv
-
-
-@pytest.fixture(scope="module")
-def browser():
-    reason = ensure_browser()
-    if reason is not None:
-        pytest.skip(f"Chromium cannot be installed here ({reason})")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def _scale(ex) -> float:
