@@ -18,7 +18,8 @@ FOLDER = Path(__file__).resolve().parents[1] / "labextension"
 
 def source_hash(folder: Path = FOLDER) -> str:
     """sha256 over the names and bytes of the files the build reads."""
-    files = [folder / "package.json", folder / "tsconfig.json", *sorted((folder / "src").glob("*.ts"))]
+    sources = sorted(p for p in (folder / "src").iterdir() if p.suffix in (".ts", ".js"))
+    files = [folder / "package.json", folder / "tsconfig.json", *sources]
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.relative_to(folder).as_posix().encode() + b"\n")

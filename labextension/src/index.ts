@@ -14,7 +14,8 @@ import {
 } from '@jupyterlab/codemirror';
 
 import { relayMagicExtension } from './magic';
-import { relayHighlightStyle, relayParser } from './relay';
+import { relayHighlightStyle } from './style';
+import { relayParser } from './tokens';
 
 const relay = new LanguageSupport(StreamLanguage.define(relayParser), [
   syntaxHighlighting(relayHighlightStyle)

@@ -1,15 +1,15 @@
+// @ts-check
 /**
- * The Relay text format as a CodeMirror 6 stream parser.
+ * The Relay text format as a CodeMirror 6 stream parser (plain JavaScript with no imports,
+ * so tests/test_labextension.py runs this very file in Node.js and compares its tokens
+ * with the Pygments lexer's on the seeds and a real printout).
  *
  * The token classes follow relay_nb's Pygments lexer (relay_nb/syntax/pygments_lexer.py),
  * rule for rule and in the same order, so a notebook cell and an nbconvert/Sphinx export
- * highlight the same words the same way; tests/test_labextension.py checks that the word
- * lists below match the lexer's.  Style names are CodeMirror highlight tags, chosen so
- * JupyterLab's own highlight style colours them with the theme's --jp-mirror-editor-*
- * colours (types get the theme's variable-3 colour from `relayHighlightStyle`).
+ * highlight the same words the same way.  Style names are CodeMirror highlight tags, chosen
+ * so JupyterLab's highlight style colours them with the theme's --jp-mirror-editor-*
+ * colours (types get the theme's variable-3 colour from relayHighlightStyle in style.ts).
  */
-import { HighlightStyle, StreamParser, StringStream } from '@codemirror/language';
-import { tags } from '@lezer/highlight';
 
 export const KEYWORDS = [
   'def', 'fn', 'let', 'if', 'else', 'match', 'type', 'extern', 'free_var', 'ref', 'ref_read',
@@ -22,8 +22,10 @@ export const DTYPES = [
 ];
 
 const NAME = '[A-Za-z_][\\w/]*';
-const words = (list: string[]) => new RegExp(`^(?:${list.join('|')})\\b`);
-const RULES: Array<[RegExp, string]> = [
+/** @param {string[]} list */
+const words = list => new RegExp(`^(?:${list.join('|')})\\b`);
+/** @type {Array<[RegExp, string]>} */
+const RULES = [
   [/^meta\[[^\]\s]+\]\[\d+\]/, 'atom'], // meta[relay.Constant][0]
   [new RegExp(`^@${NAME}`), 'variableName.function.definition'], // @main
   [/^%\d+/, 'labelName'], // %0: a graph binding
@@ -45,7 +47,8 @@ const RULES: Array<[RegExp, string]> = [
   [/^[()[\]{},;:.]/, 'punctuation']
 ];
 // After #[metadata] the rest of the text is JSON.
-const JSON_RULES: Array<[RegExp, string]> = [
+/** @type {Array<[RegExp, string]>} */
+const JSON_RULES = [
   [/^"(?:[^"\\]|\\.)*"(?=\s*:)/, 'propertyName'],
   [/^"(?:[^"\\]|\\.)*"/, 'string'],
   [/^-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?/, 'number'],
@@ -53,16 +56,18 @@ const JSON_RULES: Array<[RegExp, string]> = [
   [/^[[\]{},:]/, 'punctuation']
 ];
 
-export interface IRelayState {
-  /** Depth of nested block comments the line starts in. */
-  comment: number;
-  /** Inside the #[metadata] section. */
-  json: boolean;
-  /** Lines begun so far, counted up to 2: a `%%relay` magic line is only the first. */
-  lines: number;
-}
+/**
+ * @typedef {object} RelayState
+ * @property {number} comment depth of nested block comments the line starts in
+ * @property {boolean} json inside the #[metadata] section
+ * @property {number} lines lines begun so far, counted up to 2 (a `%%relay` magic is the first)
+ */
 
-function blockComment(stream: StringStream, state: IRelayState): string {
+/**
+ * @param {import('@codemirror/language').StringStream} stream
+ * @param {RelayState} state
+ */
+function blockComment(stream, state) {
   while (!stream.eol()) {
     if (stream.match('/*')) {
       state.comment++;
@@ -77,7 +82,11 @@ function blockComment(stream: StringStream, state: IRelayState): string {
   return 'comment';
 }
 
-function matchRules(stream: StringStream, rules: Array<[RegExp, string]>): string | null {
+/**
+ * @param {import('@codemirror/language').StringStream} stream
+ * @param {Array<[RegExp, string]>} rules
+ */
+function matchRules(stream, rules) {
   for (const [pattern, style] of rules) {
     if (stream.match(pattern)) {
       return style;
@@ -87,7 +96,8 @@ function matchRules(stream: StringStream, rules: Array<[RegExp, string]>): strin
   return null;
 }
 
-export const relayParser: StreamParser<IRelayState> = {
+/** @type {import('@codemirror/language').StreamParser<RelayState>} */
+export const relayParser = {
   name: 'relay',
   startState: () => ({ comment: 0, json: false, lines: 0 }),
   blankLine: state => {
@@ -132,8 +142,3 @@ export const relayParser: StreamParser<IRelayState> = {
     closeBrackets: { brackets: ['(', '[', '{', '"'] }
   }
 };
-
-/** Colours for the tags JupyterLab's highlight style leaves plain (types, ADTs). */
-export const relayHighlightStyle = HighlightStyle.define([
-  { tag: [tags.typeName, tags.className], color: 'var(--jp-mirror-editor-variable-3-color)' }
-]);
