@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BINDER = ROOT / "binder"
 # What a checkout holds that the build needs (a copy keeps the work tree untouched).
-COPIED = ("pyproject.toml", "README.md", "relay_nb", "kernels", "widgets", "binder")
+COPIED = ("pyproject.toml", "README.md", "relay_nb", "kernels", "widgets", "binder", "labextension")
 
 
 def test_repo2docker_files():
@@ -33,7 +33,8 @@ def test_repo2docker_files():
 
 
 def _copy_checkout(dest: Path) -> None:
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".ipynb_checkpoints")
+    # node_modules: the labextension's npm packages, if it was built here (not shipped).
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".ipynb_checkpoints", "node_modules", ".yarn")
     for name in COPIED:
         src = ROOT / name
         if src.is_dir():
@@ -84,4 +85,15 @@ def test_postbuild_installs_relay_nb_and_both_kernels_in_a_fresh_venv(tmp_path):
         cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120,
     )
     assert check.returncode == 0 and check.stdout.strip() == "relay", check.stderr
+
+    # The prebuilt JupyterLab extension that highlights Relay, installed with no Node.js.
+    listing = subprocess.run(
+        [str(python), "-m", "jupyterlab.labextensions", "list"],
+        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    text = listing.stdout + listing.stderr
+    assert listing.returncode == 0, text
+    (line,) = [ln for ln in text.splitlines() if "relay-nb-highlight" in ln]
+    assert "enabled" in line and "OK" in line and "relay_nb" in line, line
+    assert (env_dir / "share" / "jupyter" / "labextensions" / "relay-nb-highlight" / "install.json").is_file()
     assert sys.executable != str(python)

@@ -1,35 +1,77 @@
-"""The graph explorer in a real JupyterLab, driven by headless Chromium (issue 15 §2-§3).
+"""The graph explorer in a real JupyterLab, driven by headless Chromium (issue 15 §1-§3).
 
-A notebook builds TVM's ResNet-50 from the model zoo (``relay.testing``) and shows
-``relay.viz.explore(mod)``.  Playwright runs it, then does what a person does: opens a
-group, searches a weight by name (the view opens its groups and jumps to it), zooms with
-the wheel, fits, goes back, and clicks the node to select its line in the text view.
-Timings (cell start -> first view, toggle, search jump, zoom) are printed; the
-assertions are on behaviour, with generous time limits for a loaded machine.
-Screenshots go to build/e2e/.  Skips only when Chromium cannot be installed.
+A notebook builds a model and shows ``relay.viz.explore(mod)``: TVM's ResNet-50 from the
+model zoo (``relay.testing``), and a PyTorch model imported through ``torch.export``
+(its groups are the module paths of its weights).  Playwright runs it, then does what a
+person does: opens a group, searches a weight by name (the view opens its groups and
+jumps to it), zooms with the wheel, fits, goes back, and clicks the node to select its
+line in the text view.  Timings (cell start -> first view, toggle, search jump, zoom) are
+printed; the assertions are on behaviour, with generous time limits for a loaded machine.
+Screenshots go to build/e2e/.  Skips only when Chromium cannot be installed (and the
+imported case when PyTorch is not).
 """
 
 from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
-from e2e.browser import ensure_browser, launch
+from e2e.browser import browser  # noqa: F401  (the fixture)
 from e2e.lab import NOTEBOOK, error_outputs, open_notebook, run_all_cells, wait_until_executed
 from e2e.server import start_lab
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "build" / "e2e"
-WEIGHT = "stage4_unit3_conv2_weight"
 
-CELLS = [
-    "import relay_nb as relay\nmod, params = relay.testing.resnet.get_workload(num_layers=50)",
+# A PyTorch model (4 stages of 3 residual blocks), imported as a user would.
+TORCH_MODEL = """\
+import torch
+import relay_nb as relay
+
+class Block(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv1, self.bn1 = torch.nn.Conv2d(c, c, 3, padding=1), torch.nn.BatchNorm2d(c)
+        self.conv2, self.bn2 = torch.nn.Conv2d(c, c, 3, padding=1), torch.nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        return torch.relu(x + self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x))))))
+
+torch.manual_seed(0)
+net = torch.nn.Sequential(*[torch.nn.Sequential(*[Block(8) for _ in range(3)]) for _ in range(4)]).eval()
+mod, params = relay.frontend.from_pytorch(net, torch.randn(1, 8, 16, 16), freeze_params=False)"""
+ZOO_MODEL = "import relay_nb as relay\nmod, params = relay.testing.resnet.get_workload(num_layers=50)"
+SHOW = (
     "import time\nt_cell = time.time()\nview = relay.viz.explore(mod)\n"
-    "print(f'CELL_START {t_cell:.3f}')\nview",
-]
+    "print(f'CELL_START {t_cell:.3f}')\nview"
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """A model and the names the test drives in its view."""
+
+    name: str
+    model: str  # the notebook's first cell: defines ``mod``
+    unit: str  # a collapsed group of the first view, and a group it shows once opened
+    unit_child: str
+    weight: str  # the weight searched (as printed), and the group the search opens for it
+    weight_group: str
+    param: str  # the weight's parameter name
+
+
+CASES = [
+    Case("zoo_resnet50", ZOO_MODEL, "/@main/stage2/unit1", "/@main/stage2/unit1/conv1",
+         "stage4_unit3_conv2_weight", "/@main/stage4/unit3/conv2", "stage4_unit3_conv2_weight"),
+    # The printer spells the parameter `3.2.conv2.weight` as %v3_2_conv2_weight, and the
+    # search looks at printed names only (searching "3.2.conv2.weight" finds nothing yet).
+    Case("pytorch_import", TORCH_MODEL, "/@main/1/0", "/@main/1/0/conv1",
+         "v3_2_conv2_weight", "/@main/3/2/conv2", "3.2.conv2.weight"),
+]  # fmt: skip
 
 # Records when the explorer first draws a group (the kernel and the browser share a clock).
 _WATCH = """() => {
@@ -46,30 +88,15 @@ _TIMED_CLICK = """(el) => {
 }"""
 
 
-def _conv_reading(weight: str) -> str:
-    """The node id of the conv reading ``weight`` (ids are the same in every run)."""
-    import relay_nb as relay
-
-    mod, _ = relay.testing.resnet.get_workload(num_layers=50)
+def _conv_reading(case: Case) -> str:
+    """The node id of the conv reading the case's weight (ids are the same in every run)."""
+    scope: dict = {}
+    exec(case.model, scope)  # the notebook's own cell: the same module, the same ids
+    mod, relay = scope["mod"], scope["relay"]
     h = relay.viz.hierarchy(mod)
-    (param,) = [p for p in mod["main"].params if p.name_hint == weight]
+    (param,) = [p for p in mod["main"].params if p.name_hint == case.param]
     (conv,) = [t for s, t in h.edges if s == h.find(param)]
     return conv
-
-
-@pytest.fixture(scope="module")
-def browser():
-    reason = ensure_browser()
-    if reason is not None:
-        pytest.skip(f"Chromium cannot be installed here ({reason})")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def _scale(ex) -> float:
@@ -77,12 +104,15 @@ def _scale(ex) -> float:
     return float(re.search(r"scale\(([\d.e-]+)\)", transform).group(1))
 
 
-def test_explore_a_zoo_model_in_jupyterlab(browser, tmp_path):
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_explore_a_model_in_jupyterlab(browser, tmp_path, case):  # noqa: F811
+    if "torch" in case.model:
+        pytest.importorskip("torch")
     OUT.mkdir(parents=True, exist_ok=True)
     root = tmp_path / "nb"
     root.mkdir()
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in (case.model, SHOW)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, root / "explore.ipynb")
     server = start_lab(root, tmp_path / "lab")
@@ -109,18 +139,18 @@ def test_explore_a_zoo_model_in_jupyterlab(browser, tmp_path):
         items = int(ex.get_attribute("data-items"))
         assert 10 <= items <= 60, items
         ex.scroll_into_view_if_needed()
-        ex.screenshot(path=str(OUT / "explore_first_view.png"))
+        ex.screenshot(path=str(OUT / f"explore_first_view_{case.name}.png"))
 
         # Expand a group in place.
-        unit = ex.locator('.relay-ex-group[data-key="/@main/stage2/unit1"]')
+        unit = ex.locator(f'.relay-ex-group[data-key="{case.unit}"]')
         timings["toggle ms"] = unit.evaluate(_TIMED_CLICK)
-        ex.locator('.relay-ex-group[data-key="/@main/stage2/unit1/conv1"]').wait_for()
-        ex.locator('.relay-ex-cluster[data-key="/@main/stage2/unit1"]').wait_for()
+        ex.locator(f'.relay-ex-group[data-key="{case.unit_child}"]').wait_for()
+        ex.locator(f'.relay-ex-cluster[data-key="{case.unit}"]').wait_for()
         assert int(ex.get_attribute("data-items")) > items
 
         # Search a weight by name: its groups open and the view jumps to it.
         search = ex.locator(".relay-ex-search")
-        search.fill(WEIGHT)
+        search.fill(case.weight)
         timings["search jump ms"] = search.evaluate(
             """(el) => { const t = performance.now();
                  el.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
@@ -128,9 +158,9 @@ def test_explore_a_zoo_model_in_jupyterlab(browser, tmp_path):
         )
         current = ex.locator(".relay-ex-node.relay-ex-current")
         current.wait_for()
-        assert WEIGHT in current.text_content()
+        assert case.weight in current.text_content()
         assert ex.locator(".relay-ex-count").inner_text().strip() == "1 / 1"
-        ex.locator('.relay-ex-cluster[data-key="/@main/stage4/unit3/conv2"]').wait_for()
+        ex.locator(f'.relay-ex-cluster[data-key="{case.weight_group}"]').wait_for()
         box = current.bounding_box()
         stage_box = ex.locator(".relay-ex-stage").bounding_box()
         assert stage_box["x"] <= box["x"] + box["width"] / 2 <= stage_box["x"] + stage_box["width"]
@@ -154,24 +184,24 @@ def test_explore_a_zoo_model_in_jupyterlab(browser, tmp_path):
         # the conv reading it selects the conv's line.
         selected = ex.locator(".relay-ex-line-selected")
         selected.first.wait_for()
-        assert WEIGHT in selected.first.inner_text()
-        conv = ex.locator(f'.relay-ex-node[data-key="{_conv_reading(WEIGHT)}"]')
+        assert case.weight in selected.first.inner_text()
+        conv = ex.locator(f'.relay-ex-node[data-key="{_conv_reading(case)}"]')
         conv.evaluate(_TIMED_CLICK)
         page.wait_for_function(
             "(el) => el.classList.contains('relay-ex-selected')", arg=conv.element_handle()
         )
         line = selected.first.inner_text()
-        assert "nn.conv2d(" in line and WEIGHT in line, line
-        ex.screenshot(path=str(OUT / "explore_search_select.png"))
+        assert "nn.conv2d(" in line and case.weight in line, line
+        ex.screenshot(path=str(OUT / f"explore_search_select_{case.name}.png"))
 
         # "b" goes back to the view before the search jump: the conv2 group closes again.
         ex.locator(".relay-ex-stage").focus()
         page.keyboard.press("b")
         page.wait_for_function(
-            "(el) => !el.querySelector('[data-key=\"/@main/stage4/unit3/conv2\"].relay-ex-cluster')",
-            arg=ex.element_handle(),
+            "([el, k]) => !el.querySelector(`[data-key=\"${k}\"].relay-ex-cluster`)",
+            arg=[ex.element_handle(), case.weight_group],
         )
-        print("explorer timings:", {k: round(v, 3) for k, v in timings.items()})
+        print(f"explorer timings ({case.name}):", {k: round(v, 3) for k, v in timings.items()})
         # Generous bounds (a loaded 2-core machine); the benchmark reports the real numbers.
         assert timings["first view s"] < 60
         assert timings["toggle ms"] < 10_000 and timings["search jump ms"] < 10_000

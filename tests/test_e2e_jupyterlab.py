@@ -14,8 +14,7 @@ import re
 import time
 from pathlib import Path
 
-import pytest
-from e2e.browser import ensure_browser, launch
+from e2e.browser import browser  # noqa: F401  (the fixture)
 from e2e.lab import NOTEBOOK, error_outputs, open_notebook, run_all_cells, wait_until_executed
 from e2e.server import start_lab
 
@@ -24,21 +23,6 @@ TUTORIALS = ROOT / "tutorials"
 OUT = ROOT / "build" / "e2e"
 NOTEBOOK_NAME = "02_dataflow_vs_anf.ipynb"
 FLAGGED_PASS = "NaiveCSE"  # the deliberately wrong pass at the end of tutorial 02
-
-
-@pytest.fixture(scope="module")
-def browser():
-    reason = ensure_browser()
-    if reason is not None:
-        pytest.skip(f"Chromium cannot be installed here ({reason})")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def _tutorial_root(tmp_path: Path) -> Path:

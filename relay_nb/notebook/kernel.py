@@ -105,9 +105,9 @@ class RelayKernel(IPythonKernel):
         "version": "0.0.5",  # the text format's version
         "mimetype": "text/x-relay",
         "file_extension": ".relay",
-        # JupyterLab's editor has no Relay mode: Relay's lexical syntax (//, /* */, fn, let,
-        # if, match) highlights well as Rust.  Exports use relay_nb's own Pygments lexer.
-        "codemirror_mode": "rust",
+        # The editor language that relay_nb's JupyterLab extension (labextension/)
+        # registers; exports use relay_nb's own Pygments lexer.
+        "codemirror_mode": "relay",
         "pygments_lexer": "relay",
     }
 

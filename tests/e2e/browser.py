@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 ENSURE = ROOT / "scripts" / "ensure_browser.sh"
 CHROMIUM = "/usr/bin/chromium"
@@ -52,4 +54,21 @@ def launch(playwright, timeout_ms: float = 60_000):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, timeout=timeout_ms)
 
 
-__all__ = ["ARGS", "CHROMIUM", "ensure_browser", "launch"]
+@pytest.fixture(scope="module")
+def browser():
+    """The e2e tests' Chromium (import it into a test module); skips only when Chromium
+    cannot be installed."""
+    reason = ensure_browser()
+    if reason is not None:
+        pytest.skip(f"Chromium cannot be installed here ({reason})")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+__all__ = ["ARGS", "CHROMIUM", "browser", "ensure_browser", "launch"]

@@ -91,16 +91,19 @@ def _write_settings(folder: Path) -> None:
         path.write_text(json.dumps(value), encoding="utf-8")
 
 
-def start_lab(root: Path, work: Path, timeout: float = 120.0) -> LabServer:
+def start_lab(
+    root: Path, work: Path, timeout: float = 120.0, env: Optional[dict[str, str]] = None
+) -> LabServer:
     """Start ``jupyter lab --no-browser`` serving ``root``; return once its API answers.
 
-    ``work`` holds the server's own folders and its log (``work/lab.log``).
+    ``work`` holds the server's own folders and its log (``work/lab.log``); ``env`` adds
+    environment variables (e.g. ``JUPYTER_PATH`` for a labextension of the checkout).
     """
     port, token = free_port(), secrets.token_hex(16)
     for name in ("settings", "workspaces", "config", "runtime", "ipython"):
         (work / name).mkdir(parents=True, exist_ok=True)
     _write_settings(work / "settings")
-    env = dict(os.environ)
+    env = dict(os.environ, **(env or {}))
     env.update(
         JUPYTER_CONFIG_DIR=str(work / "config"),
         JUPYTER_RUNTIME_DIR=str(work / "runtime"),
