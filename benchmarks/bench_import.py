@@ -26,35 +26,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
 
 import onnx_models as M  # noqa: E402  (the tests' model builders)
 
+sys.path.insert(0, HERE)
+import models  # noqa: E402  (the full-size models, shared with bench_models.py)
+
 import relay_nb as relay  # noqa: E402
 
 
-def resnet50(stages=(3, 4, 6, 3), size=224, classes=1000):
-    b = M.Builder(0)
-    x = b.input("input", [1, 3, size, size])
-    y = M._conv_bn(b, x, 3, 64, 7, 2, "conv1")
-    y = b.op("MaxPool", [y], name="/maxpool/MaxPool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
-    cin = 64
-    for s, blocks in enumerate(stages):
-        width = 64 * 2**s
-        for i in range(blocks):
-            p = f"layer{s + 1}.{i}"
-            stride = 2 if i == 0 and s > 0 else 1
-            z = M._conv_bn(b, y, cin, width, 1, 1, f"{p}.conv1")
-            z = M._conv_bn(b, z, width, width, 3, stride, f"{p}.conv2")
-            z = M._conv_bn(b, z, width, 4 * width, 1, 1, f"{p}.conv3", relu=False)
-            short = M._conv_bn(b, y, cin, 4 * width, 1, stride, f"{p}.downsample", relu=False) if i == 0 else y
-            y = b.op("Relu", [b.op("Add", [z, short], name=f"/{p}/Add")], name=f"/{p}/Relu")
-            cin = 4 * width
-    y = b.op("Flatten", [b.op("GlobalAveragePool", [y], name="/avgpool/GlobalAveragePool")], name="/Flatten", axis=1)
-    y = b.op("Gemm", [y, b.weight("fc.weight", (classes, cin)), b.weight("fc.bias", (classes,))], name="/fc/Gemm", transB=1)
-    M._float_inits(b)
-    return b.model(y)
+def resnet50(stages=(3, 4, 6, 3)):
+    return models.resnet50(stages=stages)[0]
 
 
 def bert_base(layers=12):
-    model, _ = M.bert_layer(batch=1, seq=128, hidden=768, heads=12, vocab=30522, layers=layers)
-    return model
+    return models.bert_base(layers=layers)[0]
 
 
 def _time(model, freeze, repeat):

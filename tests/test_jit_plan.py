@@ -113,3 +113,47 @@ def test_plan_and_interpreter_paths_agree():
     a = JITExecutor(mod, plans=True).evaluate()(x, w)
     b = JITExecutor(mod, plans=False).evaluate()(x, w)
     np.testing.assert_array_equal(a, b)
+
+
+def test_report_gives_the_planned_memory_of_a_chain_by_hand():
+    # the 7 intermediates of CHAIN are (4, 8) float32 = 128 B each; each dies when the next
+    # step has read it, so two buffers alternate: arena 256 B, against 7 * 128 B unshared;
+    # the weight w, bound as one constant, is read by all four dense kernels but counted once
+    lib = relay.build(relay.parse(CHAIN), params={"w": rand(8, 8, seed=1)})
+    mem = lib.report().memory
+    assert (mem.arena, mem.unshared, mem.intermediates, mem.buffers) == (256, 7 * 128, 7, 2)
+    assert mem.weights == 8 * 8 * 4
+    assert mem.peak == mem.arena + mem.weights + mem.workspace
+    assert "planned memory" in str(lib.report()) and "896 B without sharing" in str(lib.report())
+
+
+def test_steps_share_one_workspace_sized_for_the_largest():
+    text = """
+    def @main(%x: Tensor[(64, 96), float32], %w1: Tensor[(128, 96), float32], %w2: Tensor[(64, 128), float32]) {
+      %0 = nn.dense(%x, %w1);
+      %1 = nn.relu(%0);
+      nn.dense(%1, %w2)
+    }
+    """
+    x = rand(64, 96)
+    params = {"w1": rand(128, 96, seed=1), "w2": rand(64, 128, seed=2)}
+    lib = relay.build(relay.parse(text), params=params)
+    mem = lib.report().memory
+    sizes = [k._workspace for k in lib.kernels if k.native]
+    assert mem.workspace == max(sizes) > 0
+    assert mem.weights == (128 * 96 + 64 * 128) * 4
+    ref = np.maximum(x @ params["w1"].T, 0) @ params["w2"].T
+    np.testing.assert_allclose(lib(x), ref, rtol=1e-4, atol=1e-4)
+    plan = lib["main"].plan
+    used = {id(s.workspace[0]) for s in plan.steps if s.workspace is not None}
+    assert len(used) == 1  # one buffer, not one per step
+
+
+def test_report_has_no_memory_line_when_main_is_interpreted():
+    text = """
+    def @main(%x: Tensor[(3), float32], %c: bool) {
+      if (%c) { exp(%x) } else { %x }
+    }
+    """
+    lib = relay.build(relay.parse(text))
+    assert lib.report().memory is None and "planned memory" not in str(lib.report())

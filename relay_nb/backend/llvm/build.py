@@ -23,6 +23,7 @@ from ...ir.module import IRModule
 from .cache import KernelCache
 from .executor import JITExecutor
 from .kernel import Kernel
+from .plan import PlanMemory
 
 
 def _primitive_functions(mod: IRModule) -> list[Function]:
@@ -60,6 +61,7 @@ class BuildReport:
     kernels: list[Kernel]
     interpreted_ops: list[str] = field(default_factory=list)
     cache: str = ""  # the kernel cache's size line (KernelCache.summary)
+    memory: Optional[PlanMemory] = None  # @main's planned memory, when it runs as a Plan
 
     @property
     def native_ops(self) -> list[str]:
@@ -99,6 +101,8 @@ class BuildReport:
         lines.append("fell back: " + (", ".join(f"{op} ({why})" for op, why in fb.items()) or "none"))
         if self.interpreted_ops:
             lines.append("interpreted (scalar or polymorphic calls): " + ", ".join(sorted(set(self.interpreted_ops))))
+        if self.memory is not None:
+            lines.append(str(self.memory))
         if self.cache:
             lines.append(self.cache)
         return "\n".join(lines)
@@ -115,7 +119,8 @@ class BuildReport:
         fb = self.fallback_ops
         note = html.escape("fell back: " + (", ".join(f"{op} ({why})" for op, why in fb.items()) or "none"))
         cache = f"<p>{html.escape(self.cache)}</p>" if self.cache else ""
-        return f"<table><tr>{head}</tr>{body}</table><p>{note}</p>{cache}"
+        memory = f"<p>{html.escape(str(self.memory))}</p>" if self.memory is not None else ""
+        return f"<table><tr>{head}</tr>{body}</table><p>{note}</p>{memory}{cache}"
 
 
 def _compile_seconds(k: Kernel) -> float:
@@ -160,9 +165,17 @@ class BuiltModule:
         return main(*args)
 
     def report(self) -> BuildReport:
-        """Which ops ran natively, which fell back to numpy, and the kernels' times."""
+        """Which ops ran natively, which fell back to numpy, the kernels' times, and the planned
+        memory of ``@main`` (``.memory``: arena, weights, workspace, and the intermediates'
+        bytes without buffer sharing) when it runs as a flat plan."""
         scalar_ops = [n.op.name for f in self._executor.interpreted for n in _walk_body(f)]
-        return BuildReport(list(self.kernels), _interpreted(self.mod) + scalar_ops, self._executor.cache.summary())
+        plan = getattr(self["main"], "plan", None) if "main" in self.mod else None
+        return BuildReport(
+            list(self.kernels),
+            _interpreted(self.mod) + scalar_ops,
+            self._executor.cache.summary(),
+            plan.memory() if plan is not None else None,
+        )
 
     @property
     def compile_seconds(self) -> float:

@@ -24,6 +24,7 @@ import math
 import operator
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -147,46 +148,85 @@ class Plan:
         return _resolve(values, body)
 
     # -- memory -------------------------------------------------------------------------------
-    def _allocate(self) -> list:
-        """Intermediate buffers: a slot's buffer is reused once its last reader has run."""
+    def _assign(self) -> tuple[dict[int, int], list[int]]:
+        """Which shared buffer each intermediate slot lives in, and the buffers' sizes: in step
+        order, a slot takes a free buffer of its exact size (freed once its last reader has
+        run) or a new one — TVM's graph memory planner, without splitting buffers."""
         last_use: dict[int, int] = {}
         for k, step in enumerate(self.steps):
             for s in step.ins:
                 last_use[s] = k
         born = {s: k for k, step in enumerate(self.steps) for s in step.outs}
-        free: dict[int, list[np.ndarray]] = {}
-        buffers: list = [None] * len(self.slot_types)
         dying: dict[int, list[int]] = {}
         for s in self.intermediate:
             dying.setdefault(last_use.get(s, born[s]), []).append(s)
-        total = 0
+        intermediate = set(self.intermediate)
+        free: dict[int, list[int]] = {}
+        where: dict[int, int] = {}
+        sizes: list[int] = []
         for k, step in enumerate(self.steps):
             for s in step.outs:
-                if s not in self.intermediate:
+                if s not in intermediate:
                     continue
-                ty = self.slot_types[s]
-                dt = np.dtype(_np_name(ty.dtype))
-                nbytes = int(np.prod(ty.shape, dtype=np.int64)) * dt.itemsize
+                nbytes = self._nbytes(s)
                 pool = free.get(nbytes)
-                raw = pool.pop() if pool else None
-                if raw is None:
-                    total += nbytes
-                    if total > _LIMIT:
-                        raise EvalError(f"the intermediate results need {_gib(total)}, more than this machine's {_gib(_LIMIT)}")
-                    raw = aligned_empty((nbytes,), "uint8")
-                buffers[s] = (raw, raw[:nbytes].view(dt).reshape(ty.shape))
+                if pool:
+                    where[s] = pool.pop()
+                else:
+                    where[s] = len(sizes)
+                    sizes.append(nbytes)
             for s in dying.get(k, ()):
-                raw = buffers[s][0]
-                free.setdefault(raw.size, []).append(raw)
+                free.setdefault(sizes[where[s]], []).append(where[s])
+        return where, sizes
+
+    def _nbytes(self, s: int) -> int:
+        ty = self.slot_types[s]
+        return int(np.prod(ty.shape, dtype=np.int64)) * np.dtype(_np_name(ty.dtype)).itemsize
+
+    def _allocate(self) -> list:
+        """Intermediate buffers (see :meth:`_assign`) and one workspace shared by every step."""
+        where, sizes = self._assign()
+        total = sum(sizes)
+        if total > _LIMIT:
+            raise EvalError(f"the intermediate results need {_gib(total)}, more than this machine's {_gib(_LIMIT)}")
+        raws = [aligned_empty((n,), "uint8") for n in sizes]
+        buffers: list = [None] * len(self.slot_types)
+        for s, b in where.items():
+            ty = self.slot_types[s]
+            buffers[s] = raws[b][: sizes[b]].view(np.dtype(_np_name(ty.dtype))).reshape(ty.shape)
+        # the steps run one at a time (under self._lock), so one workspace serves them all
+        size, shared = self._workspace_bytes(), None
+        if size:
+            ws = np.empty(size + ALIGN, np.uint8)
+            base = _address(ws)
+            shared = (ws, base + (-base % ALIGN))
         for step in self.steps:
             k = step.kernel
             if k.native:
-                if k._workspace:  # each step's workspace, allocated once like the buffers
-                    ws = np.empty(k._workspace + ALIGN, np.uint8)
-                    base = _address(ws)
-                    step.workspace = (ws, base + (-base % ALIGN))
+                step.workspace = shared if k._workspace else None
                 step.status = np.zeros(2, np.int64) if k._status else None
-        return [b[1] if b is not None else None for b in buffers]
+        return buffers
+
+    def _workspace_bytes(self) -> int:
+        return max((s.kernel._workspace for s in self.steps if s.kernel.native), default=0)
+
+    def memory(self) -> "PlanMemory":
+        """The planned memory of one call (nothing is allocated to compute it)."""
+        _, sizes = self._assign()
+        weights: dict[int, int] = {}  # by address: a constant shared by kernels counts once
+        for s, a in self.constants.items():
+            weights[_address(a)] = a.nbytes
+        for step in self.steps:
+            for a in step.kernel._constants:
+                weights[_address(a)] = a.nbytes
+        return PlanMemory(
+            arena=sum(sizes),
+            weights=sum(weights.values()),
+            workspace=self._workspace_bytes(),
+            unshared=sum(self._nbytes(s) for s in self.intermediate),
+            intermediates=len(self.intermediate),
+            buffers=len(sizes),
+        )
 
     # -- running --------------------------------------------------------------------------------
     def _prepare(self) -> None:
@@ -279,6 +319,36 @@ class Plan:
             kernel.calls += 1
 
 
+@dataclass(frozen=True)
+class PlanMemory:
+    """Bytes a planned function holds while it runs: the shared ``arena`` of intermediate
+    buffers, the constant ``weights`` its kernels read, and the one ``workspace`` (packing
+    buffers) the steps share; ``unshared`` is what the intermediates would take with a
+    buffer each.  Results are fresh arrays per call and are not counted."""
+
+    arena: int
+    weights: int
+    workspace: int
+    unshared: int
+    intermediates: int
+    buffers: int
+
+    @property
+    def peak(self) -> int:
+        return self.arena + self.weights + self.workspace
+
+    def __str__(self) -> str:
+        return (
+            f"planned memory: {_mib(self.peak)} = arena {_mib(self.arena)} ({self.intermediates} intermediates in "
+            f"{self.buffers} buffers; {_mib(self.unshared)} without sharing) + weights {_mib(self.weights)} + "
+            f"workspace {_mib(self.workspace)}"
+        )
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.2f} MiB" if n >= 2**20 else f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
+
+
 class _NoPlan(Exception):
     pass
 
@@ -344,4 +414,4 @@ def _constant_array(c: Constant) -> np.ndarray:
     return contiguous(np.asarray(data))
 
 
-__all__ = ["Plan"]
+__all__ = ["Plan", "PlanMemory"]
