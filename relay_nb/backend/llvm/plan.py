@@ -34,10 +34,11 @@ from ...ir.ty import TensorType, TupleType
 from .codegen.context import ALIGN
 from .kernel import _LIMIT, Kernel, _address, _gib, _np_name, aligned_empty, contiguous
 from .memory import empty as result_array
+from .pool import run_chunks, split
 
 
 class _Step:
-    __slots__ = ("kernel", "ins", "outs", "in_tree", "workspace", "status", "fresh", "args")
+    __slots__ = ("kernel", "ins", "outs", "in_tree", "workspace", "status", "fresh", "args", "chunks")
 
     def __init__(self, kernel: Kernel, ins: list[int], outs: list[int], in_tree: list):
         self.kernel, self.ins, self.outs, self.in_tree = kernel, ins, outs, in_tree
@@ -45,12 +46,15 @@ class _Step:
         self.status: Optional[np.ndarray] = None
         self.fresh: list[tuple] = []  # (slot, shape, dtype, nbytes, phase source slot) of outputs made per call
         self.args: Callable[[list], tuple] = tuple  # slot addresses -> the kernel's arguments
+        # a step split across threads: per chunk, (workspace, status, arguments getter)
+        self.chunks: list[tuple] = []
 
 
 class Plan:
     """The steps of one function (see the module docstring); call it with its arguments."""
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int = 1) -> None:
+        self.threads = threads  # kernels split their parallel loops across this many threads
         self.steps: list[_Step] = []
         self.slot_types: list[TensorType] = []
         self.params: list[list[int]] = []  # per parameter: its leaf slots
@@ -65,9 +69,12 @@ class Plan:
 
     # -- construction ------------------------------------------------------------------------
     @classmethod
-    def build(cls, func: Function, kernel_of: Callable[[Function], Optional[Kernel]]) -> Optional["Plan"]:
-        """The plan of ``func``, or None if its body is not pure dataflow of primitive calls."""
-        plan = cls()
+    def build(
+        cls, func: Function, kernel_of: Callable[[Function], Optional[Kernel]], threads: int = 1
+    ) -> Optional["Plan"]:
+        """The plan of ``func``, or None if its body is not pure dataflow of primitive calls;
+        its kernels split their parallel loops across ``threads`` threads."""
+        plan = cls(threads)
         values: dict[Expr, Any] = {}
         for p in func.params:
             tree = plan._new_slots(p._checked_type)
@@ -186,6 +193,16 @@ class Plan:
                     base = _address(ws)
                     step.workspace = (ws, base + (-base % ALIGN))
                 step.status = np.zeros(2, np.int64) if k._status else None
+                step.chunks = [(step.workspace, step.status)]
+                for _ in range(1, k.chunks(self.threads)):  # each chunk its own scratch and status
+                    ws = None
+                    if k._workspace:
+                        raw = np.empty(k._workspace + ALIGN, np.uint8)
+                        base = _address(raw)
+                        ws = (raw, base + (-base % ALIGN))
+                    step.chunks.append((ws, np.zeros(2, np.int64) if k._status else None))
+                if len(step.chunks) == 1:
+                    step.chunks = []
         return [b[1] if b is not None else None for b in buffers]
 
     # -- running --------------------------------------------------------------------------------
@@ -212,13 +229,20 @@ class Plan:
                 k.check_memory()
                 # the call's arguments, picked from the slot addresses by one itemgetter: the
                 # constants', workspace's and status's addresses get slots of their own
-                ws = step.workspace[1] if step.workspace else 0
-                fixed = k._const_addresses + [ws, _address(step.status if step.status is not None else _NO_STATUS)]
-                start = len(addresses)
-                addresses += fixed
-                extra = list(range(start, start + len(fixed)))
                 n_const = len(k._const_addresses)
-                step.args = operator.itemgetter(*step.ins, *extra[:n_const], *step.outs, *extra[n_const:])
+                const_slots = list(range(len(addresses), len(addresses) + n_const))
+                addresses += k._const_addresses
+
+                def getter(ws, status, lo, hi):
+                    fixed = [ws[1] if ws else 0, _address(status if status is not None else _NO_STATUS), lo, hi]
+                    start = len(addresses)
+                    addresses.extend(fixed)
+                    extra = list(range(start, start + len(fixed)))
+                    return operator.itemgetter(*step.ins, *const_slots, *step.outs, *extra)
+
+                step.args = getter(step.workspace, step.status, 0, _WHOLE)
+                ranges = split(k._parallel, len(step.chunks))
+                step.chunks = [(ws, st, getter(ws, st, lo, hi)) for (ws, st), (lo, hi) in zip(step.chunks, ranges)]
         self._addresses = addresses
         self._buffers = buffers
 
@@ -268,6 +292,9 @@ class Plan:
                 # a large result takes the phase of an input of its size (see memory.empty)
                 a = result_array(shape, dt, nbytes, addr[source] % ALIGN if source >= 0 else 0)
                 arrays[s], addr[s] = a, _address(a)
+            if step.chunks:
+                self._run_chunks(step, addr)
+                return
             status = step.status
             if status is not None:
                 status[0] = 0
@@ -279,11 +306,28 @@ class Plan:
             kernel.calls += 1
 
 
+    @staticmethod
+    def _run_chunks(step: _Step, addr: list) -> None:
+        """A step split across threads: every chunk at once, then their status words in
+        chunk order (the first error is raised)."""
+        kernel = step.kernel
+        cfunc = kernel._cfunc
+        calls = [getter(addr) for _, _, getter in step.chunks]
+        for _, status, _ in step.chunks:
+            if status is not None:
+                status[0] = 0
+        run_chunks(lambda k: cfunc(*calls[k]), len(calls))
+        for _, status, _ in step.chunks:
+            if status is not None and status[0]:
+                raise EvalError(kernel._errors.get(int(status[0]), "kernel error {detail}").format(detail=int(status[1])))
+
+
 class _NoPlan(Exception):
     pass
 
 
 _NO_STATUS = np.zeros(2, np.int64)
+_WHOLE = 1 << 62  # an `end` past every parallel range: the whole kernel
 
 
 def _children(node: Expr) -> tuple:

@@ -25,6 +25,19 @@ from .types import I64, PTR, DType, Unsupported, const, dtype, i64, load, store
 
 ALIGN = 64  # workspace buffers start on cache lines
 
+FLAT_UNIT = 1024
+"""Elements per unit of a split flat loop: a multiple of every vector width times the
+vectorizer's interleave (at most 64 floats), so each chunk runs the same vector code on
+the same elements as the whole loop would (results do not depend on the thread count)."""
+
+SPLIT_ROWS = 64
+"""A split nest merges leading axes until it has this many rows to share out."""
+
+ELEMENT_NS = 0.3
+"""Estimated single-core time of one op on one element of a fused loop (``add`` of 4M
+floats: ~0.3 ns per element, at memory bandwidth; transcendental ops cost more but do
+not stream more memory)."""
+
 
 @dataclass
 class Buffer:
@@ -90,6 +103,14 @@ class KernelBuilder:
         self.uses_status = False
         self.errors: dict[int, str] = {}  # status code -> message template ({detail})
         self.peeled: set[int] = set()  # results whose loop peels to the output's cache line
+        self._blocks = 0
+        # the chunk [begin, end) of the kernel's parallel range this call computes (see split)
+        self.begin: Optional[ir.Value] = None
+        self.end: Optional[ir.Value] = None
+        self.splittable = False  # one stage only: chunks of its outer loop are independent
+        self.parallel = 0  # units of the split loop (0: the kernel is not split)
+        self.unit_ns = 0.0  # estimated single-core time of one unit
+        self.element_ns = ELEMENT_NS * max(1, len(rules))  # one element of a fused elementwise loop
         self._blocks = 0
 
     # -- types ------------------------------------------------------------------------------
@@ -298,6 +319,59 @@ class KernelBuilder:
         with ExitStack() as stack:
             dims = [stack.enter_context(self.loop(n, f"d{k}")) for k, n in enumerate(shape)]
             yield Index(self.builder, shape, dims=dims)
+
+    # -- threads ---------------------------------------------------------------------------------
+    def split(self, count: int, unit_ns: float) -> tuple[ir.Value, ir.Value]:
+        """``(lo, hi)``: the part of ``range(count)`` this call computes, when the caller
+        splits the kernel's one parallel loop across threads (the kernel's arguments
+        ``begin`` / ``end``, clamped to ``count``); else the whole range.  ``unit_ns`` (the
+        estimated single-core time of one iteration) decides whether splitting pays.
+        Only the first loop asking gets the split, and only in a kernel of one stage: a
+        later stage would read what other chunks compute."""
+        if not self.splittable or self.parallel or count < 2:
+            return i64(0), i64(count)
+        self.parallel, self.unit_ns = int(count), float(unit_ns)
+        b = self.builder
+        with b.goto_block(self.func.entry_basic_block):
+            n = i64(count)
+            hi = b.select(b.icmp_signed("<", self.end, n), self.end, n)
+            lo = b.select(b.icmp_signed("<", self.begin, hi), self.begin, hi)
+        return lo, hi
+
+    @contextmanager
+    def split_nest(self, shape: Sequence[int], flat: bool = False) -> Iterator[Index]:
+        """:meth:`nest` whose outer range is split across threads (see :meth:`split`):
+        a flat loop in units of :data:`FLAT_UNIT` elements (chunk edges stay on vector
+        and cache-line boundaries), a nest over its leading axes (merged until there are
+        enough rows to share)."""
+        shape = tuple(shape)
+        size = math.prod(shape)
+        if not self.splittable or self.parallel or size < 2 * FLAT_UNIT:
+            with self.nest(shape, flat) as index:
+                yield index
+            return
+        b = self.builder
+        if flat or len(shape) <= 1:
+            lo, hi = self.split(-(-size // FLAT_UNIT), FLAT_UNIT * self.element_ns)
+            start = b.mul(lo, i64(FLAT_UNIT))
+            stop = b.mul(hi, i64(FLAT_UNIT))
+            stop = b.select(b.icmp_signed("<", stop, i64(size)), stop, i64(size))
+            with self.loop(stop, "f", start=start) as i:
+                yield Index(b, shape, flat=i)
+            return
+        lead = 1
+        while lead < len(shape) - 1 and math.prod(shape[:lead]) < SPLIT_ROWS:
+            lead += 1
+        rows = math.prod(shape[:lead])
+        lo, hi = self.split(rows, math.prod(shape[lead:]) * self.element_ns)
+        with ExitStack() as stack:
+            u = stack.enter_context(self.loop(hi, "u", start=lo))
+            outer = []
+            for n in reversed(shape[:lead]):  # row u -> its leading coordinates
+                outer.append(b.urem(u, i64(n)) if n > 1 else i64(0))
+                u = b.udiv(u, i64(n)) if n > 1 else u
+            dims = outer[::-1] + [stack.enter_context(self.loop(n, f"d{k + lead}")) for k, n in enumerate(shape[lead:])]
+            yield Index(b, shape, dims=dims)
 
     # -- intrinsics ----------------------------------------------------------------------------
     def intrinsic(self, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:

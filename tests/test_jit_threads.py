@@ -1,0 +1,172 @@
+"""Kernels split across threads: same bits for every thread count, a pool that survives
+errors and Ctrl-C, and no thread left at exit."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from interrupts import ctrl_c_soon
+
+import relay_nb as relay
+from relay_nb.backend.llvm import pool
+
+RNG = np.random.default_rng(0)
+
+
+def _rand(*shape, dtype="float32"):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def _same_for_thread_counts(text: str, *args, params=None):
+    """Build ``text`` for 1, 2 and 3 threads; every result is bitwise the first's.
+    Returns the built modules (the threaded ones must really have split a kernel)."""
+    mod = relay.parse(text)
+    libs = {t: relay.build(mod, params=params, threads=t) for t in (1, 2, 3)}
+    want = libs[1](*args)
+    for t in (2, 3):
+        got = libs[t](*args)
+        np.testing.assert_array_equal(got, want, strict=True)
+        assert got.tobytes() == want.tobytes()
+    return libs
+
+
+def _split_kernels(lib, threads: int) -> list:
+    return [k for k in lib.kernels if k.native and k.chunks(threads) > 1]
+
+
+# -- elementwise -----------------------------------------------------------------------------
+
+
+def test_a_big_elementwise_chain_splits_and_gives_the_same_bits():
+    # 1M + 37 floats: the peeled flat loop, chunk edges not at the end of the array
+    n = (1 << 20) + 37
+    libs = _same_for_thread_counts(
+        f"def @main(%x: Tensor[({n}), float32], %y: Tensor[({n}), float32]) {{ tanh(exp(multiply(%x, %y))) }}",
+        _rand(n),
+        _rand(n),
+    )
+    assert _split_kernels(libs[2], 2) and not _split_kernels(libs[1], 1)
+
+
+def test_a_broadcasting_nest_splits_by_rows():
+    libs = _same_for_thread_counts(
+        "def @main(%x: Tensor[(3, 700, 301), float32], %b: Tensor[(700, 1), float32]) { sigmoid(add(%x, %b)) }",
+        _rand(3, 700, 301),
+        _rand(700, 1),
+    )
+    assert _split_kernels(libs[3], 3)
+
+
+def test_small_kernels_run_whole():
+    lib = relay.build(relay.parse("def @main(%x: Tensor[(1000), float32]) { exp(%x) }"), threads=2)
+    x = _rand(1000)
+    np.testing.assert_allclose(lib(x), np.exp(x), rtol=1e-6)
+    assert lib.kernels[0].chunks(2) == 1
+
+
+# -- the thread count ------------------------------------------------------------------------
+
+
+def test_threads_default_to_the_cores_the_process_may_use(monkeypatch):
+    monkeypatch.delenv("RELAY_NB_NUM_THREADS", raising=False)
+    mod = relay.parse("def @main(%x: Tensor[(4), float32]) { exp(%x) }")
+    assert relay.build(mod).threads == len(os.sched_getaffinity(0))
+    monkeypatch.setenv("RELAY_NB_NUM_THREADS", "3")
+    assert relay.build(mod).threads == 3
+    assert relay.build(mod, threads=1).threads == 1
+    assert relay.create_executor("jit", mod=mod, threads=2).threads == 2
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "2"])
+def test_a_bad_thread_count_is_a_relay_error(bad):
+    mod = relay.parse("def @main(%x: Tensor[(4), float32]) { exp(%x) }")
+    with pytest.raises(relay.RelayError, match="threads"):
+        relay.build(mod, threads=bad)
+
+
+def test_a_bad_environment_thread_count_is_a_relay_error(monkeypatch):
+    monkeypatch.setenv("RELAY_NB_NUM_THREADS", "many")
+    with pytest.raises(relay.RelayError, match="RELAY_NB_NUM_THREADS"):
+        relay.build(relay.parse("def @main(%x: Tensor[(4), float32]) { exp(%x) }"))
+
+
+def test_the_interpreted_path_splits_kernels_too():
+    # an `if` means no plan: the interpreter calls the kernels
+    n = 1 << 20
+    text = f"""
+    def @main(%x: Tensor[({n}), float32], %c: bool) {{
+      if (%c) {{ exp(%x) }} else {{ tanh(%x) }}
+    }}"""
+    x = _rand(n)
+    lib1 = relay.build(relay.parse(text), threads=1)
+    lib2 = relay.build(relay.parse(text), threads=2)
+    got = lib2(x, np.array(True))
+    assert got.tobytes() == lib1(x, np.array(True)).tobytes()
+    assert any(k.chunks(2) > 1 for k in lib2.kernels)
+
+
+# -- errors, Ctrl-C, exit --------------------------------------------------------------------
+
+
+def test_an_error_in_one_chunk_is_raised_and_the_pool_stays_usable():
+    n = 1 << 21
+    text = f"""def @main(%a: Tensor[(10), float32], %i: Tensor[({n}), int64]) {{
+      take(%a, %i, mode="fast")
+    }}"""
+    lib = relay.build(relay.parse(text), threads=2)
+    assert _split_kernels(lib, 2)
+    a = _rand(10)
+    bad = np.zeros(n, "int64")
+    bad[-1] = 99  # only the last chunk sees it
+    with pytest.raises(relay.RelayError, match="99"):
+        lib(a, bad)
+    good = RNG.integers(0, 10, n)
+    np.testing.assert_array_equal(lib(a, good), a[good])
+
+
+def test_an_exception_in_a_worker_chunk_reaches_the_caller_and_the_pool_recovers():
+    def chunk(k):
+        if k == 1:
+            raise ValueError("chunk 1 failed")
+
+    with pytest.raises(ValueError, match="chunk 1"):
+        pool.run_chunks(chunk, 2)
+    seen = []
+    pool.run_chunks(seen.append, 3)
+    assert sorted(seen) == [0, 1, 2]
+
+
+def test_ctrl_c_during_threaded_runs_leaves_the_built_module_usable():
+    n = 1 << 22
+    lib = relay.build(relay.parse(f"def @main(%x: Tensor[({n}), float32]) {{ tanh(exp(%x)) }}"), threads=2)
+    assert _split_kernels(lib, 2)
+    x = _rand(n)
+    want = lib(x)
+    with pytest.raises(KeyboardInterrupt), ctrl_c_soon(first=0.05, every=0.05):
+        for _ in range(100000):
+            lib(x)
+    assert lib(x).tobytes() == want.tobytes()
+
+
+def test_a_process_that_ran_threaded_kernels_exits_cleanly():
+    code = textwrap.dedent(
+        """
+        import numpy as np, threading, relay_nb as relay
+        n = 1 << 21
+        lib = relay.build(relay.parse(f"def @main(%x: Tensor[({n}), float32]) {{ exp(%x) }}"), threads=2)
+        lib(np.ones(n, "float32"))
+        assert lib.kernels[0].chunks(2) == 2
+        assert any(t.name.startswith("relay_nb-worker") for t in threading.enumerate())
+        print("ran")
+        """
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ran"
+    assert done.stderr == ""
