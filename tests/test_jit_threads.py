@@ -69,6 +69,55 @@ def test_small_kernels_run_whole():
     assert lib.kernels[0].chunks(2) == 1
 
 
+# -- GEMM and conv ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, shapes",
+    [
+        # columns shared (wide images), the epilogue fused
+        (
+            "def @main(%x: Tensor[(1, 32, 40, 40), float32], %w: Tensor[(48, 32, 3, 3), float32],"
+            " %b: Tensor[(48, 1, 1), float32]) { nn.relu(add(nn.conv2d(%x, %w, padding=[1, 1, 1, 1]), %b)) }",
+            [(1, 32, 40, 40), (48, 32, 3, 3), (48, 1, 1)],
+        ),
+        # rows shared (many channels, a small image), strided
+        (
+            "def @main(%x: Tensor[(1, 256, 9, 9), float32], %w: Tensor[(512, 256, 3, 3), float32])"
+            " { nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1, 1, 1]) }",
+            [(1, 256, 9, 9), (512, 256, 3, 3)],
+        ),
+        # whole groups shared: depthwise, two images (a chunk may start mid-image)
+        (
+            "def @main(%x: Tensor[(2, 45, 60, 60), float32], %w: Tensor[(45, 1, 3, 3), float32])"
+            " { nn.conv2d(%x, %w, padding=[1, 1, 1, 1], groups=45) }",
+            [(2, 45, 60, 60), (45, 1, 3, 3)],
+        ),
+        (
+            "def @main(%x: Tensor[(100, 300), float32], %w: Tensor[(1000, 300), float32]) { nn.dense(%x, %w) }",
+            [(100, 300), (1000, 300)],
+        ),
+        (
+            "def @main(%x: Tensor[(12, 100, 64), float32], %w: Tensor[(12, 100, 64), float32])"
+            " { nn.softmax(nn.batch_matmul(%x, %w)) }",
+            [(12, 100, 64), (12, 100, 64)],
+        ),
+    ],
+    ids=["conv-columns", "conv-rows", "depthwise-batch", "dense", "batch-matmul-softmax"],
+)
+def test_gemm_and_conv_give_the_same_bits_for_every_thread_count(text, shapes):
+    libs = _same_for_thread_counts(text, *[_rand(*s) for s in shapes])
+    assert _split_kernels(libs[2], 2)
+
+
+def test_a_conv_net_gives_the_same_bits_for_every_thread_count():
+    mod, params = relay.testing.resnet.get_workload(num_layers=18, batch_size=1, image_shape=(3, 64, 64))
+    x = _rand(1, 3, 64, 64)
+    libs = {t: relay.build(mod, params=params, threads=t) for t in (1, 2)}
+    assert libs[1](x).tobytes() == libs[2](x).tobytes()
+    assert len(_split_kernels(libs[2], 2)) > 5
+
+
 # -- the thread count ------------------------------------------------------------------------
 
 

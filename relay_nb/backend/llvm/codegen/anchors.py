@@ -44,6 +44,8 @@ def _emit_tiled(kb, call, outs, epilogue) -> bool:
     )
     if "scratch" in AnchorCall.__dataclass_fields__:  # packing buffers from the workspace
         anchor.scratch = kb.scratch_bytes
+    if kb.splittable and not kb.parallel:  # the kernel's one stage: its chunks may split it
+        anchor.split = kb.split
     return bool(emit_anchor(anchor))
 
 

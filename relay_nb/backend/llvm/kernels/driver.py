@@ -17,7 +17,7 @@ from typing import Optional
 
 from llvmlite import ir
 
-from ._loops import I1, IntLike, add, blocks, for_range, gep, i64, indices, mul
+from ._loops import I1, IntLike, add, blocks, for_range, gep, i64, indices, mul, smin, span
 from ._memory import allocate, release
 from .gemm import tile_for
 from .problem import Gemm
@@ -71,6 +71,45 @@ def small_path(g: Gemm) -> Optional[str]:
     return None
 
 
+MAC_NS = 0.025
+"""Estimated single-core time of one multiply-add of the tiled kernel (ResNet-50's 4.1 G
+multiply-adds ran in ~105 ms on one core of the test machine: 0.026 ns each)."""
+
+PACK_NS = 0.5
+"""Estimated time of packing one operand element (a strided copy; im2col's gather)."""
+
+BATCH_SPLIT = 4
+"""From this many GEMMs in the batch (images x groups, attention heads) threads take
+whole ones; below, they share the columns (or rows) of each."""
+
+
+def parallel_axis(g: Gemm) -> tuple[str, int, float]:
+    """How threads share ``g``: ``(axis, units, unit_ns)`` with axis ``"batch"`` (a unit
+    is one GEMM of the batch), ``"n"`` (NR columns of every GEMM: each thread packs A
+    again, M*K, small beside its M*K*N/threads) or ``"m"`` (MR rows: each packs its own
+    B, when B is the wider).  Units are whole register tiles, so every thread's tiles are
+    the ones a single thread would compute, with the same sums in the same order."""
+    t = tile_for(g.dt)
+    count = g.batch[0] * g.batch[1]
+    cols, rows = math.ceil(g.n / t.nr), math.ceil(g.m / t.mr)
+    # a GEMM computes whole register tiles and packs (or im2col-copies) both operands
+    gemm_ns = (rows * t.mr * cols * t.nr * g.k) * MAC_NS + (g.k * g.n + g.m * g.k) * PACK_NS
+    if count >= BATCH_SPLIT:
+        return "batch", count, gemm_ns
+    if cols >= rows:
+        return "n", cols, count * gemm_ns / cols
+    return "m", rows, count * gemm_ns / rows
+
+
+def _pair(b: ir.IRBuilder, u: IntLike, inner: int) -> tuple[IntLike, IntLike]:
+    """The batch pair ``(o, i)`` of flat batch index ``u`` (``u = o * inner + i``)."""
+    if inner == 1:
+        return u, 0
+    if isinstance(u, int):
+        return divmod(u, inner)
+    return b.udiv(u, i64(inner)), b.urem(u, i64(inner))
+
+
 def emit_gemm(b: ir.IRBuilder, g: Gemm) -> None:
     """Emit ``g`` at ``b``: the tiled kernel where it applies, else plain loops."""
     if not tiled(g):
@@ -100,48 +139,66 @@ def emit_gemm(b: ir.IRBuilder, g: Gemm) -> None:
         pt, pl = conv.padding[:2]
         plane = conv.hp * conv.wp
 
-    with indices(b, g.batch[0], "bo") as o:
+    # the part of the work this call does (all of it unless the kernel is split)
+    axis, units, unit_ns = parallel_axis(g)
+    lo, hi = g.split(units, unit_ns) if g.split is not None and units >= 2 else (0, units)
+    count = g.batch[0] * g.batch[1]
+    pairs, cols, rows = (lo, hi), (0, g.n), (0, g.m)
+    if axis == "batch":
+        pairs = (lo, hi)
+    else:
+        pairs = (0, count)
+        unit, total = (t.nr, g.n) if axis == "n" else (t.mr, g.m)
+        part = (mul(b, lo, unit), smin(b, mul(b, hi, unit), total))
+        cols, rows = (part, rows) if axis == "n" else (cols, part)
+
+    with span(b, pairs[0], pairs[1], "bu") as u:
+        o, i = _pair(b, u, g.batch[1])
         if conv is not None:
             image = gep(b, elem, bm.ptr, mul(b, o, conv.image))
             src = image
             if conv.padded:
-                src = bufs[2]  # the padded copy of image o, made once for all its groups
+                src = bufs[2]  # the padded copy of image o, made once for all its groups (in this chunk)
                 shape = [conv.channels, conv.height, conv.width, conv.hp, conv.wp, pt, pl]
-                call(b, "pad", dt, ok, [src, image] + shape)
-        with indices(b, g.batch[1], "bi") as i:
-            a_base = gep(b, elem, a.ptr, g.offset(b, a.bs, o, i))
-            c_off = g.offset(b, g.c_bs, o, i)
-            if conv is not None:
-                b_base = gep(b, elem, src, mul(b, i, conv.group_channels * plane))
-                x_group = gep(b, elem, image, mul(b, i, conv.group_channels * conv.height * conv.width))
-            else:
-                b_base = gep(b, elem, bm.ptr, g.offset(b, bm.bs, o, i))
-            with blocks(b, g.n, blk.nc, "jc") as (jc, nc), blocks(b, g.k, blk.kc, "pc") as (pc, kc):
-                first = ir.Constant(I1, 1) if isinstance(pc, int) else b.icmp_signed("==", pc, i64(0))
-                if conv is None:
-                    src_b = gep(b, elem, b_base, add(b, mul(b, pc, bm.rs), mul(b, jc, bm.cs)))
-                    call(b, "pack_b", dt, ok, [packed_b, src_b, kc, nc, bm.rs, bm.cs])
+                if isinstance(i, int) and isinstance(u, int):
+                    call(b, "pad", dt, ok, [src, image] + shape)
                 else:
-                    geometry = [kh, kw, conv.out[1], plane, conv.wp, sh, sw, dh, dw]
-                    call(b, "im2col", dt, ok, [packed_b, b_base, pc, kc, jc, nc] + geometry)
-                with blocks(b, g.m, blk.mc, "ic") as (ic, mc):
-                    a_block = gep(b, elem, a_base, add(b, mul(b, ic, a.rs), mul(b, pc, a.cs)))
-                    c_start = add(b, c_off, add(b, mul(b, ic, g.n), jc))
-                    c_block = gep(b, elem, g.c, c_start)
-                    if conv is None:
-                        args = [packed_a, packed_b, a_block, a.rs, a.cs, src_b, bm.rs, bm.cs]
-                        call(b, "gemm_block", dt, ok, args + [c_block, g.n, mc, nc, kc, first])
+                    first_of_image = b.or_(b.icmp_signed("==", i64(i), i64(0)), b.icmp_signed("==", i64(u), i64(pairs[0])))
+                    with b.if_then(first_of_image):
+                        call(b, "pad", dt, ok, [src, image] + shape)
+        a_base = gep(b, elem, a.ptr, g.offset(b, a.bs, o, i))
+        c_off = g.offset(b, g.c_bs, o, i)
+        if conv is not None:
+            b_base = gep(b, elem, src, mul(b, i, conv.group_channels * plane))
+            x_group = gep(b, elem, image, mul(b, i, conv.group_channels * conv.height * conv.width))
+        else:
+            b_base = gep(b, elem, bm.ptr, g.offset(b, bm.bs, o, i))
+        with blocks(b, cols[1], blk.nc, "jc", cols[0]) as (jc, nc), blocks(b, g.k, blk.kc, "pc") as (pc, kc):
+            first = ir.Constant(I1, 1) if isinstance(pc, int) else b.icmp_signed("==", pc, i64(0))
+            if conv is None:
+                src_b = gep(b, elem, b_base, add(b, mul(b, pc, bm.rs), mul(b, jc, bm.cs)))
+                call(b, "pack_b", dt, ok, [packed_b, src_b, kc, nc, bm.rs, bm.cs])
+            else:
+                geometry = [kh, kw, conv.out[1], plane, conv.wp, sh, sw, dh, dw]
+                call(b, "im2col", dt, ok, [packed_b, b_base, pc, kc, jc, nc] + geometry)
+            with blocks(b, rows[1], blk.mc, "ic", rows[0]) as (ic, mc):
+                a_block = gep(b, elem, a_base, add(b, mul(b, ic, a.rs), mul(b, pc, a.cs)))
+                c_start = add(b, c_off, add(b, mul(b, ic, g.n), jc))
+                c_block = gep(b, elem, g.c, c_start)
+                if conv is None:
+                    args = [packed_a, packed_b, a_block, a.rs, a.cs, src_b, bm.rs, bm.cs]
+                    call(b, "gemm_block", dt, ok, args + [c_block, g.n, mc, nc, kc, first])
+                else:
+                    geometry = [conv.height, conv.width, kh, kw, conv.out[1], sh, sw, dh, dw, pt, pl]
+                    args = [packed_a, packed_b, a_block, a.rs, x_group, c_block, g.n, mc, jc, nc, pc, kc]
+                    call(b, "conv_block", dt, ok, args + [first] + geometry)
+                if g.epilogue is not None:
+                    last = add(b, pc, kc)
+                    if isinstance(last, int):
+                        _block_epilogue(b, g, c_start, mc, nc)
                     else:
-                        geometry = [conv.height, conv.width, kh, kw, conv.out[1], sh, sw, dh, dw, pt, pl]
-                        args = [packed_a, packed_b, a_block, a.rs, x_group, c_block, g.n, mc, jc, nc, pc, kc]
-                        call(b, "conv_block", dt, ok, args + [first] + geometry)
-                    if g.epilogue is not None:
-                        last = add(b, pc, kc)
-                        if isinstance(last, int):
+                        with b.if_then(b.icmp_signed("==", last, i64(g.k))):
                             _block_epilogue(b, g, c_start, mc, nc)
-                        else:
-                            with b.if_then(b.icmp_signed("==", last, i64(g.k))):
-                                _block_epilogue(b, g, c_start, mc, nc)
     release(b, raws)
 
 
