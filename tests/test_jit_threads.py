@@ -118,6 +118,46 @@ def test_a_conv_net_gives_the_same_bits_for_every_thread_count():
     assert len(_split_kernels(libs[2], 2)) > 5
 
 
+# -- reductions, softmax, norms, pooling -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, shapes",
+    [
+        ("def @main(%x: Tensor[(300, 2001), float32]) { sum(%x, axis=[1]) }", [(300, 2001)]),
+        ("def @main(%x: Tensor[(40, 500, 33), float32]) { mean(%x, axis=[1]) }", [(40, 500, 33)]),
+        ("def @main(%x: Tensor[(1, 512, 28, 28), float32]) { nn.global_avg_pool2d(%x) }", [(1, 512, 28, 28)]),
+        ("def @main(%x: Tensor[(300, 1001), float32]) { nn.softmax(%x) }", [(300, 1001)]),
+        ("def @main(%x: Tensor[(40, 301, 31), float32]) { nn.log_softmax(%x, axis=1) }", [(40, 301, 31)]),
+        (
+            "def @main(%x: Tensor[(1, 128, 768), float32], %g: Tensor[(768), float32], %b: Tensor[(768), float32])"
+            " { nn.layer_norm(%x, %g, %b, axis=-1) }",
+            [(1, 128, 768), (768,), (768,)],
+        ),
+        (
+            "def @main(%x: Tensor[(1, 64, 112, 112), float32])"
+            " { nn.max_pool2d(%x, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1]) }",
+            [(1, 64, 112, 112)],
+        ),
+        (
+            "def @main(%x: Tensor[(2, 64, 81, 81), float32]) { nn.avg_pool2d(%x, pool_size=[2, 2], strides=[2, 2]) }",
+            [(2, 64, 81, 81)],
+        ),
+    ],
+    ids=["sum-rows", "mean-middle", "global-avg-pool", "softmax", "log-softmax-middle", "layer-norm", "max-pool", "avg-pool"],
+)
+def test_reductions_and_pools_give_the_same_bits_for_every_thread_count(text, shapes):
+    libs = _same_for_thread_counts(text, *[_rand(*s) for s in shapes])
+    assert _split_kernels(libs[2], 2)
+
+
+def test_a_pool_with_a_fused_epilogue_stays_whole_and_right():
+    text = "def @main(%x: Tensor[(1, 512, 28, 28), float32]) { nn.relu(nn.global_avg_pool2d(%x)) }"
+    x = _rand(1, 512, 28, 28)
+    lib = relay.build(relay.parse(text), threads=2)
+    np.testing.assert_allclose(lib(x), np.maximum(x.mean(axis=(2, 3), keepdims=True), 0), rtol=1e-5, atol=1e-6)
+
+
 # -- the thread count ------------------------------------------------------------------------
 
 

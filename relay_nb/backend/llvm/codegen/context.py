@@ -110,7 +110,8 @@ class KernelBuilder:
         self.splittable = False  # one stage only: chunks of its outer loop are independent
         self.parallel = 0  # units of the split loop (0: the kernel is not split)
         self.unit_ns = 0.0  # estimated single-core time of one unit
-        self.element_ns = ELEMENT_NS * max(1, len(rules))  # one element of a fused elementwise loop
+        # one element of a fused loop: each op's reads per element (a pool's window)
+        self.element_ns = ELEMENT_NS * max(1, sum(r.cost(c) if r.cost else 1 for c, r in rules.items()))
         self._blocks = 0
 
     # -- types ------------------------------------------------------------------------------
@@ -321,6 +322,12 @@ class KernelBuilder:
             yield Index(self.builder, shape, dims=dims)
 
     # -- threads ---------------------------------------------------------------------------------
+    def no_split(self) -> None:
+        """Keep this kernel whole (a rule that runs a second pass over its whole result,
+        such as an epilogue after a reduction)."""
+        if not self.parallel:
+            self.splittable = False
+
     def split(self, count: int, unit_ns: float) -> tuple[ir.Value, ir.Value]:
         """``(lo, hi)``: the part of ``range(count)`` this call computes, when the caller
         splits the kernel's one parallel loop across threads (the kernel's arguments
@@ -339,31 +346,40 @@ class KernelBuilder:
         return lo, hi
 
     @contextmanager
-    def split_nest(self, shape: Sequence[int], flat: bool = False) -> Iterator[Index]:
+    def split_nest(
+        self, shape: Sequence[int], flat: bool = False, element_ns: Optional[float] = None, unit: int = FLAT_UNIT
+    ) -> Iterator[Index]:
         """:meth:`nest` whose outer range is split across threads (see :meth:`split`):
         a flat loop in units of :data:`FLAT_UNIT` elements (chunk edges stay on vector
         and cache-line boundaries), a nest over its leading axes (merged until there are
-        enough rows to share)."""
+        enough rows to share).  ``element_ns``: the estimated time of one element of the
+        nest (default: one element of the kernel's fused elementwise ops); ``unit``: the
+        elements per unit of a flat loop (1 when the body is a loop of its own, which
+        the vectorizer then works on instead)."""
         shape = tuple(shape)
         size = math.prod(shape)
-        if not self.splittable or self.parallel or size < 2 * FLAT_UNIT:
+        ns = self.element_ns if element_ns is None else element_ns
+        if not self.splittable or self.parallel or size < 2 * unit:
             with self.nest(shape, flat) as index:
                 yield index
             return
         b = self.builder
         if flat or len(shape) <= 1:
-            lo, hi = self.split(-(-size // FLAT_UNIT), FLAT_UNIT * self.element_ns)
-            start = b.mul(lo, i64(FLAT_UNIT))
-            stop = b.mul(hi, i64(FLAT_UNIT))
+            lo, hi = self.split(-(-size // unit), unit * ns)
+            start = b.mul(lo, i64(unit))
+            stop = b.mul(hi, i64(unit))
             stop = b.select(b.icmp_signed("<", stop, i64(size)), stop, i64(size))
             with self.loop(stop, "f", start=start) as i:
                 yield Index(b, shape, flat=i)
             return
         lead = 1
-        while lead < len(shape) - 1 and math.prod(shape[:lead]) < SPLIT_ROWS:
+        # merge leading axes into rows; the last axis stays a loop of its own (the one the
+        # vectorizer works on) unless the body is a loop itself (unit 1)
+        last = len(shape) if unit == 1 else len(shape) - 1
+        while lead < last and math.prod(shape[:lead]) < SPLIT_ROWS:
             lead += 1
         rows = math.prod(shape[:lead])
-        lo, hi = self.split(rows, math.prod(shape[lead:]) * self.element_ns)
+        lo, hi = self.split(rows, math.prod(shape[lead:]) * ns)
         with ExitStack() as stack:
             u = stack.enter_context(self.loop(hi, "u", start=lo))
             outer = []
