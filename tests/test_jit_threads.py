@@ -219,15 +219,15 @@ def test_an_error_in_one_chunk_is_raised_and_the_pool_stays_usable():
 
 
 def test_an_exception_in_a_worker_chunk_reaches_the_caller_and_the_pool_recovers():
-    def chunk(k):
+    def chunk(slot, k):
         if k == 1:
             raise ValueError("chunk 1 failed")
 
     with pytest.raises(ValueError, match="chunk 1"):
-        pool.run_chunks(chunk, 2)
+        pool.run_chunks(chunk, 2, 2)
     seen = []
-    pool.run_chunks(seen.append, 3)
-    assert sorted(seen) == [0, 1, 2]
+    pool.run_chunks(lambda slot, k: seen.append(k), 12, 3)
+    assert sorted(seen) == list(range(12))
 
 
 def test_ctrl_c_during_threaded_runs_leaves_the_built_module_usable():
@@ -249,7 +249,7 @@ def test_a_process_that_ran_threaded_kernels_exits_cleanly():
         n = 1 << 21
         lib = relay.build(relay.parse(f"def @main(%x: Tensor[({n}), float32]) {{ exp(%x) }}"), threads=2)
         lib(np.ones(n, "float32"))
-        assert lib.kernels[0].chunks(2) == 2
+        assert lib.kernels[0].chunks(2) > 1
         assert any(t.name.startswith("relay_nb-worker") for t in threading.enumerate())
         print("ran")
         """

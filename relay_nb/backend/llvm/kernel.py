@@ -79,6 +79,7 @@ class Kernel:
         self._workspace = 0
         self._parallel = 0  # units of the kernel's split loop (see codegen.lower)
         self._unit_ns = 0.0
+        self._chunk_ns = 0.0
         self._status = False
         self._errors: dict[int, str] = {}
         self._ret = func.ret_type if func.ret_type is not None else func.body._checked_type
@@ -117,7 +118,7 @@ class Kernel:
         self._workspace = lowered.workspace_bytes
         self._status = lowered.uses_status
         self._errors = dict(lowered.errors)
-        self._parallel, self._unit_ns = lowered.parallel, lowered.unit_ns
+        self._parallel, self._unit_ns, self._chunk_ns = lowered.parallel, lowered.unit_ns, lowered.chunk_ns
         n = len(self._params) + len(self._constants) + len(self._outputs) + 2
         proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n), ctypes.c_int64, ctypes.c_int64)
         self._cfunc = proto(compiled.address(lowered.symbol))
@@ -193,7 +194,7 @@ class Kernel:
     # -- calling -------------------------------------------------------------------------------
     def chunks(self, threads: int) -> int:
         """Into how many chunks a call with ``threads`` threads splits (1: run whole)."""
-        return chunk_count(self._parallel, self._unit_ns, threads) if self.native else 1
+        return chunk_count(self._parallel, self._unit_ns, threads, self._chunk_ns) if self.native else 1
 
     def __call__(self, args: list, threads: Optional[int] = None) -> Any:
         """Run on ``args``; a native kernel splits its parallel loop across ``threads``
@@ -251,11 +252,12 @@ class Kernel:
                 base = _address(ws)
                 addresses.append(base + (-base % ALIGN_BYTES))
             count = self.chunks(threads)
-            statuses = [np.zeros(2, np.int64) if self._status else _NO_STATUS for _ in range(count)]
+            slots = min(threads, count)
+            statuses = [np.zeros(2, np.int64) if self._status else _NO_STATUS for _ in range(slots)]
             if count == 1:
                 self._cfunc(*addresses, _address(statuses[0]), 0, _WHOLE)
             else:
-                self._run_chunks(addresses, statuses)
+                self._run_chunks(addresses, statuses, count)
         finally:
             if owned:
                 self._ws_lock.release()
@@ -264,10 +266,11 @@ class Kernel:
                 raise EvalError(self._errors.get(int(status[0]), "kernel error {detail}").format(detail=int(status[1])))
         return tuple(outs) if self._tuple_result else outs[0]
 
-    def _run_chunks(self, addresses: list, statuses: list) -> None:
-        """One call split into ``len(statuses)`` chunks run at once (each its own status
-        word and, past the first, its own workspace: chunks must not share scratch)."""
-        ranges = split(self._parallel, len(statuses))
+    def _run_chunks(self, addresses: list, statuses: list, count: int) -> None:
+        """One call split into ``count`` chunks run on ``len(statuses)`` threads at once
+        (each thread its own status word and, past the first, its own workspace: threads
+        must not share scratch)."""
+        ranges = split(self._parallel, count)
         spaces = [addresses[-1]] + [0] * (len(statuses) - 1)
         keep = []
         for k in range(1, len(statuses)):
@@ -278,11 +281,11 @@ class Kernel:
                 spaces[k] = base + (-base % ALIGN_BYTES)
         fixed = addresses[:-1]
 
-        def chunk(k: int) -> None:
+        def chunk(slot: int, k: int) -> None:
             lo, hi = ranges[k]
-            self._cfunc(*fixed, spaces[k], _address(statuses[k]), lo, hi)
+            self._cfunc(*fixed, spaces[slot], _address(statuses[slot]), lo, hi)
 
-        run_chunks(chunk, len(statuses))
+        run_chunks(chunk, count, len(statuses))
 
     def check_arguments(self, args: list) -> list[np.ndarray]:
         """The argument tensors in kernel order, checked against the parameter types:

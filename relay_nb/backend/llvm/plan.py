@@ -38,7 +38,7 @@ from .pool import run_chunks, split
 
 
 class _Step:
-    __slots__ = ("kernel", "ins", "outs", "in_tree", "workspace", "status", "fresh", "args", "chunks")
+    __slots__ = ("kernel", "ins", "outs", "in_tree", "workspace", "status", "fresh", "args", "slots", "ranges", "base")
 
     def __init__(self, kernel: Kernel, ins: list[int], outs: list[int], in_tree: list):
         self.kernel, self.ins, self.outs, self.in_tree = kernel, ins, outs, in_tree
@@ -46,8 +46,11 @@ class _Step:
         self.status: Optional[np.ndarray] = None
         self.fresh: list[tuple] = []  # (slot, shape, dtype, nbytes, phase source slot) of outputs made per call
         self.args: Callable[[list], tuple] = tuple  # slot addresses -> the kernel's arguments
-        # a step split across threads: per chunk, (workspace, status, arguments getter)
-        self.chunks: list[tuple] = []
+        # a step split across threads: per thread slot (workspace, status), the chunks'
+        # (begin, end), and the getter of the arguments but those four
+        self.slots: list[tuple] = []
+        self.ranges: list[tuple[int, int]] = []
+        self.base: Callable[[list], tuple] = tuple
 
 
 class Plan:
@@ -193,16 +196,16 @@ class Plan:
                     base = _address(ws)
                     step.workspace = (ws, base + (-base % ALIGN))
                 step.status = np.zeros(2, np.int64) if k._status else None
-                step.chunks = [(step.workspace, step.status)]
-                for _ in range(1, k.chunks(self.threads)):  # each chunk its own scratch and status
+                count = k.chunks(self.threads)
+                step.ranges = split(k._parallel, count) if count > 1 else []
+                step.slots = [(step.workspace, step.status)] if count > 1 else []
+                for _ in range(1, min(count, self.threads)):  # each thread its own scratch and status
                     ws = None
                     if k._workspace:
                         raw = np.empty(k._workspace + ALIGN, np.uint8)
                         base = _address(raw)
                         ws = (raw, base + (-base % ALIGN))
-                    step.chunks.append((ws, np.zeros(2, np.int64) if k._status else None))
-                if len(step.chunks) == 1:
-                    step.chunks = []
+                    step.slots.append((ws, np.zeros(2, np.int64) if k._status else None))
         return [b[1] if b is not None else None for b in buffers]
 
     # -- running --------------------------------------------------------------------------------
@@ -232,17 +235,15 @@ class Plan:
                 n_const = len(k._const_addresses)
                 const_slots = list(range(len(addresses), len(addresses) + n_const))
                 addresses += k._const_addresses
-
-                def getter(ws, status, lo, hi):
-                    fixed = [ws[1] if ws else 0, _address(status if status is not None else _NO_STATUS), lo, hi]
-                    start = len(addresses)
-                    addresses.extend(fixed)
-                    extra = list(range(start, start + len(fixed)))
-                    return operator.itemgetter(*step.ins, *const_slots, *step.outs, *extra)
-
-                step.args = getter(step.workspace, step.status, 0, _WHOLE)
-                ranges = split(k._parallel, len(step.chunks))
-                step.chunks = [(ws, st, getter(ws, st, lo, hi)) for (ws, st), (lo, hi) in zip(step.chunks, ranges)]
+                ws = step.workspace[1] if step.workspace else 0
+                fixed = [ws, _address(step.status if step.status is not None else _NO_STATUS), 0, _WHOLE]
+                start = len(addresses)
+                addresses += fixed
+                extra = list(range(start, start + len(fixed)))
+                step.args = operator.itemgetter(*step.ins, *const_slots, *step.outs, *extra)
+                # a split step's arguments but its workspace, status and range
+                own = [*step.ins, *const_slots, *step.outs]
+                step.base = lambda addr, own=own: [addr[i] for i in own]
         self._addresses = addresses
         self._buffers = buffers
 
@@ -292,7 +293,7 @@ class Plan:
                 # a large result takes the phase of an input of its size (see memory.empty)
                 a = result_array(shape, dt, nbytes, addr[source] % ALIGN if source >= 0 else 0)
                 arrays[s], addr[s] = a, _address(a)
-            if step.chunks:
+            if step.ranges:
                 self._run_chunks(step, addr)
                 return
             status = step.status
@@ -308,16 +309,22 @@ class Plan:
 
     @staticmethod
     def _run_chunks(step: _Step, addr: list) -> None:
-        """A step split across threads: every chunk at once, then their status words in
-        chunk order (the first error is raised)."""
+        """A step split across threads: its chunks on every thread slot at once, then the
+        slots' status words (the first error is raised)."""
         kernel = step.kernel
         cfunc = kernel._cfunc
-        calls = [getter(addr) for _, _, getter in step.chunks]
-        for _, status, _ in step.chunks:
+        base = step.base(addr)
+        ranges = step.ranges
+        fixed = [(ws[1] if ws else 0, _address(status if status is not None else _NO_STATUS)) for ws, status in step.slots]
+        for _, status in step.slots:
             if status is not None:
                 status[0] = 0
-        run_chunks(lambda k: cfunc(*calls[k]), len(calls))
-        for _, status, _ in step.chunks:
+
+        def chunk(slot: int, k: int) -> None:
+            cfunc(*base, *fixed[slot], *ranges[k])
+
+        run_chunks(chunk, len(ranges), len(step.slots))
+        for _, status in step.slots:
             if status is not None and status[0]:
                 raise EvalError(kernel._errors.get(int(status[0]), "kernel error {detail}").format(detail=int(status[1])))
 

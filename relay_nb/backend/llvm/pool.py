@@ -1,21 +1,23 @@
 """The process's worker threads: one kernel call split into chunks that run at once.
 
 A native kernel is called through ctypes, which releases the GIL for the call, so Python
-threads calling chunks of one kernel run truly in parallel.  :func:`run_chunks` runs chunk
-0 on the calling thread and the others on persistent daemon workers (one queue each: a
-worker runs chunk ``k`` of every split call, so per-chunk state such as a workspace buffer
-is only ever used by one thread at a time), then waits for all of them before returning —
+threads calling chunks of one kernel run truly in parallel.  :func:`run_chunks` runs the
+chunks on the calling thread and persistent daemon workers (slot 0 and slots 1, 2, ...:
+per-slot state such as a workspace buffer is only ever used by one thread at a time),
+then waits for all of them before returning —
 even when the caller's own chunk raised or a Ctrl-C arrived — so that no chunk is still
 writing a buffer the caller reuses.  The first error is raised after the wait; the pool
 stays usable.
 
 Workers are daemon threads: they never keep the interpreter alive, and an ``atexit`` hook
-stops them cleanly before shutdown.
+stops them cleanly before shutdown.  A call is cut into a few chunks per thread, which
+the threads take in turn (see :data:`CHUNKS_PER_THREAD`).
 """
 
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
 import queue
 import threading
@@ -66,36 +68,57 @@ class _Worker:
             task()
 
 
+_QUEUED, _RUNNING, _LEFT = 0, 1, 2
+
+
 class _Call:
-    """One split call in flight: counts the workers' chunks, keeps their first error."""
+    """One split call in flight: hands out chunk numbers, tracks which workers are in it,
+    keeps the first error (after which no new chunk starts)."""
 
-    __slots__ = ("pending", "cond", "error")
+    __slots__ = ("next", "count", "state", "cond", "error")
 
-    def __init__(self) -> None:
-        self.pending = 0
+    def __init__(self, count: int, threads: int) -> None:
+        self.next = itertools.count().__next__  # atomic under the GIL
+        self.count = count
+        self.state = [_RUNNING] + [_QUEUED] * (threads - 1)  # per slot (0: the caller)
         self.cond = threading.Condition(threading.Lock())
         self.error: Optional[BaseException] = None
 
-    def started(self) -> None:
-        with self.cond:
-            self.pending += 1
+    def drain(self, chunk: Callable[[int, int], None], slot: int) -> None:
+        """Run chunks as slot ``slot`` until none is left (or one failed)."""
+        while self.error is None:
+            k = self.next()
+            if k >= self.count:
+                return
+            chunk(slot, k)
 
-    def finish(self, error: Optional[BaseException]) -> None:
+    def enter(self, slot: int) -> bool:
+        """A worker joins; False if the caller already gave up waiting for it."""
+        with self.cond:
+            if self.state[slot] != _QUEUED:
+                return False
+            self.state[slot] = _RUNNING
+            return True
+
+    def leave(self, slot: int, error: Optional[BaseException]) -> None:
         with self.cond:
             if error is not None and self.error is None:
                 self.error = error
-            self.pending -= 1
-            if self.pending == 0:
-                self.cond.notify_all()
+            self.state[slot] = _LEFT
+            self.cond.notify_all()
 
     def wait(self) -> Optional[BaseException]:
-        """Wait until every handed-out chunk finished.  A Ctrl-C during the wait is kept,
-        not lost, and returned once they are done: they write memory the caller owns."""
+        """Once the caller is done: workers not started yet are told not to join (on a
+        loaded machine a worker may wake long after the caller took every chunk), and
+        those running are waited for.  A Ctrl-C during the wait is kept, not lost, and
+        returned once they are done: they write memory the caller owns."""
         interrupt: Optional[BaseException] = None
         while True:
             try:
                 with self.cond:
-                    while self.pending:
+                    self.state = [_LEFT if s == _QUEUED else s for s in self.state]
+                    self.state[0] = _LEFT
+                    while _RUNNING in self.state:
                         self.cond.wait()
                 return interrupt
             except KeyboardInterrupt as e:
@@ -104,7 +127,7 @@ class _Call:
 
 _workers: list[_Worker] = []
 _workers_lock = threading.Lock()
-_busy = threading.Lock()  # one split call at a time: the workers' chunk slots are shared
+_busy = threading.Lock()  # one split call at a time: the workers' slots are shared
 
 
 def _ensure(count: int) -> list[_Worker]:
@@ -114,29 +137,29 @@ def _ensure(count: int) -> list[_Worker]:
         return _workers
 
 
-def run_chunks(chunk: Callable[[int], None], count: int) -> None:
-    """``chunk(0)``, ..., ``chunk(count - 1)``, all at once: 0 on this thread, ``k`` on
-    worker ``k``.  Returns when every chunk has finished; then raises the first error
-    (this thread's own first, e.g. a KeyboardInterrupt)."""
-    if count <= 1:
-        chunk(0)
-        return
-    if not _busy.acquire(blocking=False):
-        # another thread is splitting a call: run this one serially rather than queue
-        # chunks behind it (the per-chunk state of the two calls must not mix)
+def run_chunks(chunk: Callable[[int, int], None], count: int, threads: int) -> None:
+    """``chunk(slot, k)`` for every ``k`` in ``range(count)``, on ``threads`` threads at
+    once: this one (slot 0) and workers (slots 1, 2, ...), each taking the next chunk not
+    taken yet, so a thread the OS preempts holds up at most one chunk.  Per-slot state
+    (a workspace) is only ever used by one thread at a time.  Returns when every chunk
+    has finished; then raises the first error (this thread's own first, e.g. Ctrl-C)."""
+    threads = min(threads, count)
+    if threads <= 1 or not _busy.acquire(blocking=False):
+        # (another thread is splitting a call: run this one serially rather than queue
+        # behind it; the two calls' slots must not mix)
         for k in range(count):
-            chunk(k)
+            chunk(0, k)
         return
-    call = _Call()
+    call = _Call(count, threads)
     error: Optional[BaseException] = None
     try:
-        workers = _ensure(count - 1)
-        for k in range(1, count):
-            call.started()  # counted before it is queued: the wait below covers it
-            workers[k - 1].tasks.put(_task(chunk, k, call))
-        chunk(0)
+        workers = _ensure(threads - 1)
+        for slot in range(1, threads):
+            workers[slot - 1].tasks.put(_task(chunk, slot, call))
+        call.drain(chunk, 0)
     except BaseException as e:  # noqa: BLE001 - raised after the workers finish
         error = e
+        call.error = call.error or e  # the workers take no new chunk
     finally:
         interrupt = call.wait()
         _busy.release()
@@ -145,32 +168,51 @@ def run_chunks(chunk: Callable[[int], None], count: int) -> None:
         raise error
 
 
-def _task(chunk: Callable[[int], None], k: int, call: _Call) -> Callable[[], None]:
+def _task(chunk: Callable[[int, int], None], slot: int, call: _Call) -> Callable[[], None]:
     def task() -> None:
+        if not call.enter(slot):
+            return
         try:
-            chunk(k)
+            call.drain(chunk, slot)
         except BaseException as e:  # noqa: BLE001 - handed to the caller
-            call.finish(e)
+            call.leave(slot, e)
         else:
-            call.finish(None)
+            call.leave(slot, None)
 
     return task
 
 
 SPLIT_MIN_NS = 100_000.0
-"""A kernel call is split only if it is estimated to take this long on one core (see
-``chunk_count``).  Handing chunks to the workers and waiting for them costs ~20-40 us per
-split call on this project's 2-core test machine (measured with :func:`dispatch_seconds`
-under load; 8 us idle), and a chunk only gains (1 - 1/threads) of the call's time, so
-below ~0.1 ms the wake-ups eat the gain."""
+"""A kernel call is split only if it is estimated to take this long on one core.  Waking
+the workers and waiting for them costs ~16 us per split call on this project's 2-core
+test machine at load 3 (:func:`dispatch_seconds`, median of 200; ~8 us idle), and the
+split only gains (1 - 1/threads) of the call's time, so below ~0.1 ms the wake-ups eat
+much of the gain."""
+
+CHUNKS_PER_THREAD = 4
+"""A split call is cut into this many chunks per thread (threads take the next free
+one): on a loaded machine a preempted thread then delays one small chunk, not half the
+call, while the others take the rest."""
+
+MIN_CHUNK_NS = 25_000.0
+"""No chunk smaller than this (estimated): taking a chunk costs a ctypes call (~2 us)."""
+
+CHUNK_OVERHEAD = 0.05
+"""Beyond one chunk per thread, cut no more chunks than keep the work each chunk repeats
+(a GEMM chunk packs its own copy of the shared operand) within this share of the call."""
 
 
-def chunk_count(units: int, unit_ns: float, threads: int) -> int:
+def chunk_count(units: int, unit_ns: float, threads: int, chunk_ns: float = 0.0) -> int:
     """Into how many chunks to split a call of ``units`` parallel units of ``unit_ns``
-    each: 1 (run it whole) for small calls, else one per thread."""
-    if threads <= 1 or units < 2 or units * unit_ns < SPLIT_MIN_NS:
+    each, a chunk repeating ``chunk_ns`` of work: 1 (run it whole) for small calls, else
+    one per thread, or a few per thread when that repeats little."""
+    total = units * unit_ns
+    if threads <= 1 or units < 2 or total < SPLIT_MIN_NS:
         return 1
-    return min(threads, units)
+    count = min(units, threads * CHUNKS_PER_THREAD, int(total // MIN_CHUNK_NS))
+    if chunk_ns > 0:
+        count = min(count, int(total * CHUNK_OVERHEAD // chunk_ns))
+    return max(count, min(threads, units))
 
 
 def split(units: int, count: int) -> list[tuple[int, int]]:
@@ -185,7 +227,7 @@ def dispatch_seconds(threads: int = 2, repeat: int = 200) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        run_chunks(lambda k: None, threads)
+        run_chunks(lambda slot, k: None, threads, threads)
         times.append(time.perf_counter() - start)
     times.sort()
     return times[len(times) // 2]

@@ -110,6 +110,7 @@ class KernelBuilder:
         self.splittable = False  # one stage only: chunks of its outer loop are independent
         self.parallel = 0  # units of the split loop (0: the kernel is not split)
         self.unit_ns = 0.0  # estimated single-core time of one unit
+        self.chunk_ns = 0.0  # estimated work every chunk repeats (packing a shared operand)
         # one element of a fused loop: each op's reads per element (a pool's window)
         self.element_ns = ELEMENT_NS * max(1, sum(r.cost(c) if r.cost else 1 for c, r in rules.items()))
         self._blocks = 0
@@ -328,16 +329,17 @@ class KernelBuilder:
         if not self.parallel:
             self.splittable = False
 
-    def split(self, count: int, unit_ns: float) -> tuple[ir.Value, ir.Value]:
+    def split(self, count: int, unit_ns: float, chunk_ns: float = 0.0) -> tuple[ir.Value, ir.Value]:
         """``(lo, hi)``: the part of ``range(count)`` this call computes, when the caller
         splits the kernel's one parallel loop across threads (the kernel's arguments
         ``begin`` / ``end``, clamped to ``count``); else the whole range.  ``unit_ns`` (the
-        estimated single-core time of one iteration) decides whether splitting pays.
+        estimated single-core time of one iteration) decides whether splitting pays,
+        ``chunk_ns`` (work every chunk repeats) how finely.
         Only the first loop asking gets the split, and only in a kernel of one stage: a
         later stage would read what other chunks compute."""
         if not self.splittable or self.parallel or count < 2:
             return i64(0), i64(count)
-        self.parallel, self.unit_ns = int(count), float(unit_ns)
+        self.parallel, self.unit_ns, self.chunk_ns = int(count), float(unit_ns), float(chunk_ns)
         b = self.builder
         with b.goto_block(self.func.entry_basic_block):
             n = i64(count)

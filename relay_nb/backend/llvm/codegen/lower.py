@@ -59,6 +59,7 @@ class Lowered:
     peeled: list[bool] = field(default_factory=list)  # per output: its loop peels to alignment (PEEL_BYTES)
     parallel: int = 0  # units of the loop split across threads (0: not splittable)
     unit_ns: float = 0.0  # estimated single-core time of one unit
+    chunk_ns: float = 0.0  # estimated work each chunk of a split call repeats
 
     @property
     def ir(self) -> str:
@@ -200,6 +201,7 @@ def lower(func: Function, symbol: str) -> Lowered:
     return Lowered(
         module, symbol, in_types, [_constant_data(c) for c in constants], out_types, kb.workspace_bytes, kb.uses_status,
         ops, dict(kb.errors), [i in kb.peeled for i in range(len(out_types))], kb.parallel, kb.unit_ns,
+        kb.chunk_ns,
     )
 
 

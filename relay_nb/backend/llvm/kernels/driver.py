@@ -83,8 +83,8 @@ BATCH_SPLIT = 4
 whole ones; below, they share the columns (or rows) of each."""
 
 
-def parallel_axis(g: Gemm) -> tuple[str, int, float]:
-    """How threads share ``g``: ``(axis, units, unit_ns)`` with axis ``"batch"`` (a unit
+def parallel_axis(g: Gemm) -> tuple[str, int, float, float]:
+    """How threads share ``g``: ``(axis, units, unit_ns, chunk_ns)`` with axis ``"batch"`` (a unit
     is one GEMM of the batch), ``"n"`` (NR columns of every GEMM: each thread packs A
     again, M*K, small beside its M*K*N/threads) or ``"m"`` (MR rows: each packs its own
     B, when B is the wider).  Units are whole register tiles, so every thread's tiles are
@@ -94,11 +94,12 @@ def parallel_axis(g: Gemm) -> tuple[str, int, float]:
     cols, rows = math.ceil(g.n / t.nr), math.ceil(g.m / t.mr)
     # a GEMM computes whole register tiles and packs (or im2col-copies) both operands
     gemm_ns = (rows * t.mr * cols * t.nr * g.k) * MAC_NS + (g.k * g.n + g.m * g.k) * PACK_NS
-    if count >= BATCH_SPLIT:
-        return "batch", count, gemm_ns
+    if count >= BATCH_SPLIT:  # a chunk repeats the padding of its first image
+        pad = g.conv.channels * g.conv.hp * g.conv.wp * PACK_NS if g.conv is not None and g.conv.padded else 0.0
+        return "batch", count, gemm_ns, pad
     if cols >= rows:
-        return "n", cols, count * gemm_ns / cols
-    return "m", rows, count * gemm_ns / rows
+        return "n", cols, count * gemm_ns / cols, count * g.m * g.k * PACK_NS
+    return "m", rows, count * gemm_ns / rows, count * g.k * g.n * PACK_NS
 
 
 def _pair(b: ir.IRBuilder, u: IntLike, inner: int) -> tuple[IntLike, IntLike]:
@@ -140,8 +141,8 @@ def emit_gemm(b: ir.IRBuilder, g: Gemm) -> None:
         plane = conv.hp * conv.wp
 
     # the part of the work this call does (all of it unless the kernel is split)
-    axis, units, unit_ns = parallel_axis(g)
-    lo, hi = g.split(units, unit_ns) if g.split is not None and units >= 2 else (0, units)
+    axis, units, unit_ns, chunk_ns = parallel_axis(g)
+    lo, hi = g.split(units, unit_ns, chunk_ns) if g.split is not None and units >= 2 else (0, units)
     count = g.batch[0] * g.batch[1]
     pairs, cols, rows = (lo, hi), (0, g.n), (0, g.m)
     if axis == "batch":
