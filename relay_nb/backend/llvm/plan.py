@@ -34,7 +34,7 @@ from ...ir.ty import TensorType, TupleType
 from .codegen.context import ALIGN
 from .kernel import _LIMIT, Kernel, _address, _gib, _np_name, aligned_empty, contiguous
 from .memory import empty as result_array
-from .pool import run_chunks, split
+from .pool import run_chunks, split, using_threads
 
 
 class _Step:
@@ -284,7 +284,8 @@ class Plan:
         start = time.perf_counter()
         try:
             if not kernel.native:
-                value = kernel._run_fallback([_build(t, arrays) for t in step.in_tree])
+                with using_threads(self.threads):  # a specializing kernel's native calls split too
+                    value = kernel._run_fallback([_build(t, arrays) for t in step.in_tree])
                 for s, a in zip(step.outs, _flatten(value)):
                     a = contiguous(a)  # a later native step reads it row-major
                     arrays[s], addr[s] = a, _address(a)

@@ -261,6 +261,17 @@ def worker_count() -> int:
     return len(_workers)
 
 
+def _after_fork() -> None:
+    """A forked child has none of the parent's threads: it starts its own workers."""
+    global _workers_lock, _busy
+    _workers.clear()
+    _workers_lock, _busy = threading.Lock(), threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
 @atexit.register
 def _shutdown() -> None:
     """Stop the workers before the interpreter finalizes (each finishes its chunk first)."""
