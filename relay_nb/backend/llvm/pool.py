@@ -184,10 +184,10 @@ def _task(chunk: Callable[[int, int], None], slot: int, call: _Call) -> Callable
 
 SPLIT_MIN_NS = 100_000.0
 """A kernel call is split only if it is estimated to take this long on one core.  Waking
-the workers and waiting for them costs ~16 us per split call on this project's 2-core
-test machine at load 3 (:func:`dispatch_seconds`, median of 200; ~8 us idle), and the
-split only gains (1 - 1/threads) of the call's time, so below ~0.1 ms the wake-ups eat
-much of the gain."""
+the workers and waiting for them (:func:`dispatch_seconds`, median of 200 empty split
+calls) measured 16 us at load 3 and 7 us at load 6.7 on this project's 2-core test
+machine; a split saves at most (1 - 1/threads) of the call, so at 0.1 ms it saves ~50 us
+for ~10 us of dispatch, and below that the margin shrinks to nothing."""
 
 CHUNKS_PER_THREAD = 4
 """A split call is cut into this many chunks per thread (threads take the next free

@@ -51,9 +51,10 @@ def _row_loops(kb, shape: tuple, axis: int):
 @contextmanager
 def _rows(kb, outer: int, inner: int, n: int, name: str):
     """Every row ``(o, i)``: rows are independent, so threads share them (each row's
-    sums run in the same order whoever computes it); ~4 passes of ``n`` elements each."""
+    sums run in the same order whoever computes it); a row costs about two elementwise
+    passes (softmax: 2.1 ns per element measured, see ELEMENT_NS)."""
     b = kb.builder
-    lo, hi = kb.split(outer * inner, 4 * n * ELEMENT_NS)
+    lo, hi = kb.split(outer * inner, 2 * n * ELEMENT_NS)
     with kb.loop(hi, name + "r", start=lo) as u:
         if inner == 1:
             yield u, i64(0)

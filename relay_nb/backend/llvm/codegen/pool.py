@@ -67,9 +67,10 @@ def _pool_check(nd: int):
     return check
 
 
-def _window(call) -> int:
-    """Elements a pool reads per output element (its work beside an elementwise op's)."""
-    return math.prod(int(p) for p in attrs_of(call)["pool_size"])
+def _window(call) -> float:
+    """A pool's work per output element in elementwise ops: a fifth of its window (a
+    3x3 max_pool2d measured 0.18 ns per window element, beside ~1 ns for an ``add``)."""
+    return 0.2 * math.prod(int(p) for p in attrs_of(call)["pool_size"])
 
 
 def _pool(nd: int, kind: str):

@@ -39,7 +39,7 @@ class LLVMRule:
     flat: bool = False
     anchor: bool = False
     materialize: Optional[Callable] = None
-    cost: Optional[Callable] = None  # call -> element reads per output element (default 1)
+    cost: Optional[Callable] = None  # call -> work per output element, in elementwise ops (default 1)
 
     def materialized(self, call) -> bool:
         return self.kind == "buffer" or (self.materialize is not None and bool(self.materialize(call)))
