@@ -199,6 +199,20 @@ def test_the_interpreted_path_splits_kernels_too():
     assert any(k.chunks(2) > 1 for k in lib2.kernels)
 
 
+def test_a_conv_called_by_the_interpreter_splits_with_a_workspace_per_thread():
+    text = """
+    def @main(%x: Tensor[(1, 32, 40, 40), float32], %w: Tensor[(64, 32, 3, 3), float32], %c: bool) {
+      if (%c) { nn.conv2d(%x, %w, padding=[1, 1, 1, 1]) } else { nn.conv2d(%x, %w, padding=[1, 1, 1, 1], dilation=[1, 1], strides=[1, 1]) }
+    }"""
+    x, w = _rand(1, 32, 40, 40), _rand(64, 32, 3, 3)
+    lib1 = relay.build(relay.parse(text), threads=1)
+    lib2 = relay.build(relay.parse(text), threads=2)
+    want = lib1(x, w, np.array(True))
+    for _ in range(2):  # the second call reuses the threads' workspaces
+        assert lib2(x, w, np.array(True)).tobytes() == want.tobytes()
+    assert any(k.chunks(2) > 1 and k._workspace for k in lib2.kernels)
+
+
 # -- errors, Ctrl-C, exit --------------------------------------------------------------------
 
 

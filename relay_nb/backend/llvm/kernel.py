@@ -88,6 +88,7 @@ class Kernel:
         self._bytes = 0
         self._ws_lock = threading.Lock()
         self._ws_buffer: Optional[np.ndarray] = None
+        self._ws_slots: list[np.ndarray] = []  # the workspaces of worker slots 1, 2, ... (see _run_chunks)
         self._in_specs: list = []
         self._out_specs: list = []
         self._const_addresses: list[int] = []
@@ -257,7 +258,7 @@ class Kernel:
             if count == 1:
                 self._cfunc(*addresses, _address(statuses[0]), 0, _WHOLE)
             else:
-                self._run_chunks(addresses, statuses, count)
+                self._run_chunks(addresses, statuses, count, bool(owned))
         finally:
             if owned:
                 self._ws_lock.release()
@@ -266,18 +267,18 @@ class Kernel:
                 raise EvalError(self._errors.get(int(status[0]), "kernel error {detail}").format(detail=int(status[1])))
         return tuple(outs) if self._tuple_result else outs[0]
 
-    def _run_chunks(self, addresses: list, statuses: list, count: int) -> None:
+    def _run_chunks(self, addresses: list, statuses: list, count: int, owned: bool) -> None:
         """One call split into ``count`` chunks run on ``len(statuses)`` threads at once
         (each thread its own status word and, past the first, its own workspace: threads
-        must not share scratch)."""
+        must not share scratch; the kernel keeps them while this call owns its workspace)."""
         ranges = split(self._parallel, count)
         spaces = [addresses[-1]] + [0] * (len(statuses) - 1)
-        keep = []
+        keep = self._ws_slots if owned else []
         for k in range(1, len(statuses)):
             if self._workspace:
-                ws = np.empty(self._workspace + ALIGN_BYTES, np.uint8)
-                keep.append(ws)
-                base = _address(ws)
+                if len(keep) < k:
+                    keep.append(np.empty(self._workspace + ALIGN_BYTES, np.uint8))
+                base = _address(keep[k - 1])
                 spaces[k] = base + (-base % ALIGN_BYTES)
         fixed = addresses[:-1]
 

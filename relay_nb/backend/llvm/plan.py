@@ -10,7 +10,9 @@ running it is a loop over the steps calling the compiled functions directly:
   interval assignment by size), so a deep network runs in a few activations' worth of
   memory and never page-faults on fresh allocations;
 * the function's results are fresh arrays each call (the caller keeps them);
-* kernels that fell back to numpy run as Python steps in the same list.
+* kernels that fell back to numpy run as Python steps in the same list;
+* a kernel call big enough to gain from it runs in chunks of its parallel loop on the
+  plan's ``threads`` (:mod:`.pool`), each thread with its own workspace and status word.
 
 Types guarantee that every step's inputs match its kernel's parameters, so only the
 function's own arguments are checked (by the executor, then made contiguous here).
