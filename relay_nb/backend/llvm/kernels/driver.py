@@ -80,6 +80,9 @@ PACK_NS = 0.5
 """Estimated time of packing one operand element (a strided copy; im2col's gather): half
 an ``add``'s element (:data:`..codegen.context.ELEMENT_NS`), not measured on its own."""
 
+SHARE_TILES = 4
+"""An axis with fewer register tiles than this is split only if the other has fewer."""
+
 BATCH_SPLIT = 4
 """From this many GEMMs in the batch (images x groups, attention heads) threads take
 whole ones; below, they share the columns (or rows) of each."""
@@ -87,10 +90,10 @@ whole ones; below, they share the columns (or rows) of each."""
 
 def parallel_axis(g: Gemm) -> tuple[str, int, float, float]:
     """How threads share ``g``: ``(axis, units, unit_ns, chunk_ns)`` with axis ``"batch"`` (a unit
-    is one GEMM of the batch), ``"n"`` (NR columns of every GEMM: each thread packs A
-    again, M*K, small beside its M*K*N/threads) or ``"m"`` (MR rows: each packs its own
-    B, when B is the wider).  Units are whole register tiles, so every thread's tiles are
-    the ones a single thread would compute, with the same sums in the same order."""
+    is one GEMM of the batch), ``"n"`` (NR columns of every GEMM: each chunk packs A
+    again, M*K) or ``"m"`` (MR rows: each chunk packs B again, K*N).  Units are whole
+    register tiles, so every thread's tiles are the ones a single thread would compute,
+    with the same sums in the same order."""
     t = tile_for(g.dt)
     count = g.batch[0] * g.batch[1]
     cols, rows = math.ceil(g.n / t.nr), math.ceil(g.m / t.mr)
@@ -99,7 +102,10 @@ def parallel_axis(g: Gemm) -> tuple[str, int, float, float]:
     if count >= BATCH_SPLIT:  # a chunk repeats the padding of its first image
         pad = g.conv.channels * g.conv.hp * g.conv.wp * PACK_NS if g.conv is not None and g.conv.padded else 0.0
         return "batch", count, gemm_ns, pad
-    if cols >= rows:
+    # the axis whose chunks repeat the smaller packing (A is m x k, B is k x n), if it has
+    # tiles enough to share; a 1x1 conv with 64 output channels on 56x56 would otherwise
+    # repack its 3136-wide B in every chunk (40 / M of the work: 60%)
+    if (g.m <= g.n and cols >= SHARE_TILES) or rows < SHARE_TILES <= cols or (rows < SHARE_TILES and cols >= rows):
         return "n", cols, count * gemm_ns / cols, count * g.m * g.k * PACK_NS
     return "m", rows, count * gemm_ns / rows, count * g.k * g.n * PACK_NS
 
