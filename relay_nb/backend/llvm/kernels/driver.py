@@ -192,7 +192,8 @@ def emit_gemm(b: ir.IRBuilder, g: Gemm) -> None:
                 call(b, "im2col", dt, ok, [packed_b, b_base, pc, kc, jc, nc] + geometry)
             with blocks(b, rows[1], blk.mc, "ic", rows[0]) as (ic, mc):
                 a_block = gep(b, elem, a_base, add(b, mul(b, ic, a.rs), mul(b, pc, a.cs)))
-                c_start = add(b, c_off, add(b, mul(b, ic, g.n), jc))
+                row_start = add(b, c_off, mul(b, ic, g.n))
+                c_start = add(b, row_start, jc)
                 c_block = gep(b, elem, g.c, c_start)
                 if conv is None:
                     args = [packed_a, packed_b, a_block, a.rs, a.cs, src_b, bm.rs, bm.cs]
@@ -204,10 +205,10 @@ def emit_gemm(b: ir.IRBuilder, g: Gemm) -> None:
                 if g.epilogue is not None:
                     last = add(b, pc, kc)
                     if isinstance(last, int):
-                        _block_epilogue(b, g, c_start, mc, nc)
+                        _block_epilogue(b, g, c_start, mc, nc, row_start)
                     else:
                         with b.if_then(b.icmp_signed("==", last, i64(g.k))):
-                            _block_epilogue(b, g, c_start, mc, nc)
+                            _block_epilogue(b, g, c_start, mc, nc, row_start)
     release(b, raws)
 
 
@@ -229,11 +230,22 @@ def _emit_small(b: ir.IRBuilder, g: Gemm, routine: str) -> None:
             g.epilogue(b, i64(c_off), i64(g.m * g.n))
 
 
-def _block_epilogue(b: ir.IRBuilder, g: Gemm, c_start: IntLike, mc: IntLike, nc: IntLike) -> None:
+def _block_epilogue(b: ir.IRBuilder, g: Gemm, c_start: IntLike, mc: IntLike, nc: IntLike, row_start: IntLike) -> None:
     """Run the fused epilogue over a finished ``mc x nc`` block of C: one run when the
     block spans whole rows (its rows are then contiguous), else one run per row."""
     if isinstance(nc, int) and nc == g.n:
         g.epilogue(b, i64(c_start), i64(mul(b, mc, g.n)))
         return
-    with for_range(b, 0, mc, name="epr", unroll=False) as r:
-        g.epilogue(b, i64(add(b, c_start, mul(b, r.index, g.n))), i64(nc))
+    if isinstance(nc, int):
+        with for_range(b, 0, mc, name="epr", unroll=False) as r:
+            g.epilogue(b, i64(add(b, c_start, mul(b, r.index, g.n))), i64(nc))
+        return
+    # a chunk's columns (threads): whole rows when the chunk has them all (then the
+    # block starts at column 0: ``row_start``, static in an unsplit call, lets LLVM
+    # simplify the epilogue's index arithmetic; measured 5% on a conv + bias + relu)
+    with b.if_else(b.icmp_signed("==", nc, i64(g.n))) as (whole, part):
+        with whole:
+            g.epilogue(b, i64(row_start), i64(mul(b, mc, g.n)))
+        with part:
+            with for_range(b, 0, mc, name="epr", unroll=False) as r:
+                g.epilogue(b, i64(add(b, c_start, mul(b, r.index, g.n))), i64(nc))
