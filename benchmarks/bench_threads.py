@@ -65,12 +65,15 @@ def model_row(name: str, model, inputs: dict, threads: int, repeat: int) -> tupl
 def control_row(threads: int, repeat: int) -> tuple:
     """N independent single-threaded calls of one GEMM kernel: in a row vs on N threads."""
     text = "def @main(%x: Tensor[(512, 512), float32], %w: Tensor[(512, 512), float32]) { nn.dense(%x, %w) }"
-    kernel = relay.build(relay.parse(text), threads=1).kernels[0]
+    from relay_nb.backend.llvm.cache import KernelCache
+
+    # one kernel object per thread: each keeps its own packing workspace
+    kernels = [relay.build(relay.parse(text), threads=1, cache=KernelCache()).kernels[0] for _ in range(threads)]
     data = [[np.ones((512, 512), "float32")] * 2 for _ in range(threads)]
 
     def work(i: int) -> None:
         for _ in range(4):
-            kernel(data[i], threads=1)
+            kernels[i](data[i], threads=1)
 
     def in_a_row() -> None:
         for i in range(threads):

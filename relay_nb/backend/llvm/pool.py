@@ -150,20 +150,26 @@ def run_chunks(chunk: Callable[[int, int], None], count: int, threads: int) -> N
         for k in range(count):
             chunk(0, k)
         return
-    call = _Call(count, threads)
+    # (the try starts right after the acquire: a Ctrl-C is only handled at a call, and
+    # whatever happens from here on, the lock is released)
+    call: Optional[_Call] = None
     error: Optional[BaseException] = None
     try:
+        call = _Call(count, threads)
         workers = _ensure(threads - 1)
         for slot in range(1, threads):
             workers[slot - 1].tasks.put(_task(chunk, slot, call))
         call.drain(chunk, 0)
     except BaseException as e:  # noqa: BLE001 - raised after the workers finish
         error = e
-        call.error = call.error or e  # the workers take no new chunk
+        if call is not None:
+            call.error = call.error or e  # the workers take no new chunk
     finally:
-        interrupt = call.wait()
-        _busy.release()
-    error = error or interrupt or call.error
+        try:
+            interrupt = call.wait() if call is not None else None
+        finally:
+            _busy.release()
+    error = error or interrupt or (call.error if call is not None else None)
     if error is not None:
         raise error
 
