@@ -102,8 +102,22 @@ def test_small_kernels_run_whole():
             " { nn.softmax(nn.batch_matmul(%x, %w)) }",
             [(12, 100, 64), (12, 100, 64)],
         ),
+        # few rows: B streamed unpacked (dot, axpy), columns or batch entries shared
+        (
+            "def @main(%x: Tensor[(1, 2048), float32], %w: Tensor[(1001, 2048), float32], %b: Tensor[(1001), float32])"
+            " { add(nn.dense(%x, %w), %b) }",
+            [(1, 2048), (1001, 2048), (1001,)],
+        ),
+        (
+            "def @main(%x: Tensor[(5, 1024), float32], %w: Tensor[(1024, 2001), float32]) { nn.matmul(%x, %w) }",
+            [(5, 1024), (1024, 2001)],
+        ),
+        (
+            "def @main(%x: Tensor[(8, 3, 256), float32], %w: Tensor[(8, 1024, 256), float32]) { nn.batch_matmul(%x, %w) }",
+            [(8, 3, 256), (8, 1024, 256)],
+        ),
     ],
-    ids=["conv-columns", "conv-rows", "depthwise-batch", "dense", "batch-matmul-softmax"],
+    ids=["conv-columns", "conv-rows", "depthwise-batch", "dense", "batch-matmul-softmax", "dense-one-row", "matmul-few-rows", "batch-matmul-few-rows"],
 )
 def test_gemm_and_conv_give_the_same_bits_for_every_thread_count(text, shapes):
     libs = _same_for_thread_counts(text, *[_rand(*s) for s in shapes])

@@ -214,20 +214,46 @@ def emit_gemm(b: ir.IRBuilder, g: Gemm) -> None:
 
 def _emit_small(b: ir.IRBuilder, g: Gemm, routine: str) -> None:
     """Each batch entry by one call of the runtime's ``dot`` / ``axpy``, then the epilogue
-    over its whole (small) result."""
+    over its whole (small) result.  Threads share the batch entries, or for one entry
+    its columns (in units of whole column tiles of both routines: each element is the
+    same dot product, in the same order, whoever computes it)."""
     elem, a, bm = g.dt.ir, g.a, g.b
     always = ir.Constant(I1, 1)
-    with indices(b, g.batch[0], "so") as o, indices(b, g.batch[1], "si") as i:
+    count = g.batch[0] * g.batch[1]
+    # B is streamed once: the call is bound by reading it, or by the multiply-adds
+    entry_ns = g.k * g.n * max(g.m * MAC_NS, STREAM_NS)
+    cols = (0, g.n)
+    if count > 1:
+        lo, hi = g.split(count, entry_ns) if g.split is not None else (0, count)
+    else:
+        unit = SMALL_COLUMNS * tile_for(g.dt).lanes
+        units = math.ceil(g.n / unit)
+        lo, hi = 0, 1
+        if g.split is not None and units > 1:
+            j0, j1 = g.split(units, entry_ns * unit / g.n)
+            cols = (mul(b, j0, unit), smin(b, mul(b, j1, unit), g.n))
+    with span(b, lo, hi, "su") as u:
+        o, i = _pair(b, u, g.batch[1])
+        j0, j1 = cols
+        width = j1 - j0 if isinstance(j1, int) and isinstance(j0, int) else b.sub(i64(j1), i64(j0))
         a_base = gep(b, elem, a.ptr, g.offset(b, a.bs, o, i))
-        b_base = gep(b, elem, bm.ptr, g.offset(b, bm.bs, o, i))
+        b_base = gep(b, elem, bm.ptr, add(b, g.offset(b, bm.bs, o, i), mul(b, j0, bm.cs)))
         c_off = g.offset(b, g.c_bs, o, i)
-        c = gep(b, elem, g.c, c_off)
+        c = gep(b, elem, g.c, add(b, c_off, j0))
         if routine == "dot":
-            call(b, "dot", g.dt, always, [a_base, a.rs, b_base, bm.cs, c, g.n, g.m, g.n, g.k])
+            call(b, "dot", g.dt, always, [a_base, a.rs, b_base, bm.cs, c, g.n, g.m, width, g.k])
         else:
-            call(b, "axpy", g.dt, always, [a_base, a.rs, a.cs, b_base, bm.rs, c, g.n, g.m, g.n, g.k])
+            call(b, "axpy", g.dt, always, [a_base, a.rs, a.cs, b_base, bm.rs, c, g.n, g.m, width, g.k])
         if g.epilogue is not None:
-            g.epilogue(b, i64(c_off), i64(g.m * g.n))
+            _block_epilogue(b, g, add(b, c_off, j0), g.m, width, c_off)
+
+
+SMALL_COLUMNS = 12
+"""Vectors of columns per unit when threads share a few-row GEMM's columns: a multiple
+of every column tile of ``dot`` (3 or 4 columns) and ``axpy`` (2 or 4 vectors)."""
+
+STREAM_NS = 0.1
+"""Estimated time of streaming one element of B from memory (a few-row GEMM's bound)."""
 
 
 def _block_epilogue(b: ir.IRBuilder, g: Gemm, c_start: IntLike, mc: IntLike, nc: IntLike, row_start: IntLike) -> None:
