@@ -172,6 +172,34 @@ def test_a_pool_with_a_fused_epilogue_stays_whole_and_right():
     np.testing.assert_allclose(lib(x), np.maximum(x.mean(axis=(2, 3), keepdims=True), 0), rtol=1e-5, atol=1e-6)
 
 
+def test_a_rule_that_reduces_into_scratch_and_reads_it_back_stays_whole(monkeypatch):
+    # a rule filling the workspace and reading it in a second pass (as an l2_normalize
+    # does) must not be split: every chunk reads all of it
+    from relay_nb.backend.llvm.cache import KernelCache
+    from relay_nb.backend.llvm.codegen import reduce as R
+    from relay_nb.backend.llvm.codegen.rules import COLUMN, LLVMRule, llvm_rules
+    from relay_nb.op.registry import get_column
+
+    def two_pass_mean(kb, call, outs, epilogue):
+        x = call.args[0]
+        shape, out, b = kb.shape(x), outs[0], kb.builder
+        sums = kb.scratch(out.shape, out.dt)
+        red = R.Reducer(kb, "sum", out.dt, shape[1])
+        R.emit_reduce(kb, shape, [1], sums, R._keep_map(2, [1], False), red, lambda xi: kb.value(x, xi))
+        with kb.nest(out.shape) as oi:
+            out.store(b, oi, b.fdiv(sums.load(b, oi), R.ir.Constant(out.dt.ir, float(shape[1]))))
+
+    llvm_rules()
+    monkeypatch.setitem(get_column(COLUMN), "mean", LLVMRule("buffer", two_pass_mean))
+    mod = relay.parse("def @main(%x: Tensor[(400, 2000), float32]) { mean(%x, axis=[1]) }")
+    x = _rand(400, 2000)
+    one = relay.build(mod, threads=1, cache=KernelCache())
+    two = relay.build(mod, threads=2, cache=KernelCache())  # (a private cache: the rule is this test's)
+    np.testing.assert_allclose(two(x), x.mean(axis=1), rtol=1e-5, atol=1e-6)
+    assert two(x).tobytes() == one(x).tobytes()
+    assert two.kernels[0].chunks(2) == 1
+
+
 # -- the thread count ------------------------------------------------------------------------
 
 

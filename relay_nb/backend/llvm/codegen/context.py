@@ -109,6 +109,7 @@ class KernelBuilder:
         self.begin: Optional[ir.Value] = None
         self.end: Optional[ir.Value] = None
         self.splittable = False  # one stage only: chunks of its outer loop are independent
+        self.output_ptrs: list[ir.Value] = []  # the result buffers' pointers
         self.parallel = 0  # units of the split loop (0: the kernel is not split)
         self.unit_ns = 0.0  # estimated single-core time of one unit
         self.chunk_ns = 0.0  # estimated work every chunk repeats (packing a shared operand)
@@ -324,6 +325,12 @@ class KernelBuilder:
             yield Index(self.builder, shape, dims=dims)
 
     # -- threads ---------------------------------------------------------------------------------
+    def writes_output(self, buf: Buffer) -> bool:
+        """Whether ``buf`` is one of the kernel's results: only a loop writing a result
+        may be split (a rule that fills scratch and reads it in a second pass must see
+        all of it)."""
+        return any(buf.ptr is p for p in self.output_ptrs)
+
     def no_split(self) -> None:
         """Keep this kernel whole (a rule that runs a second pass over its whole result,
         such as an epilogue after a reduction)."""

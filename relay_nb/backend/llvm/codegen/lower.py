@@ -195,6 +195,7 @@ def lower(func: Function, symbol: str) -> Lowered:
     out_bufs = [Buffer(args[k + i], t.shape, dtype(t.dtype)) for i, t in enumerate(out_types)]
     kb.workspace, kb.status, kb.begin, kb.end = args[-4:]
     kb.splittable = _one_stage(kb, body, out_leaves, rules)
+    kb.output_ptrs = [buf.ptr for buf in out_bufs]
 
     _emit(kb, body, nodes, rules, out_leaves, out_bufs)
     kb.builder.ret_void()

@@ -49,12 +49,13 @@ def _row_loops(kb, shape: tuple, axis: int):
 
 
 @contextmanager
-def _rows(kb, outer: int, inner: int, n: int, name: str):
-    """Every row ``(o, i)``: rows are independent, so threads share them (each row's
-    sums run in the same order whoever computes it); a row costs about two elementwise
-    passes (softmax: 2.1 ns per element measured, see ELEMENT_NS)."""
+def _rows(kb, outer: int, inner: int, n: int, name: str, out):
+    """Every row ``(o, i)``: rows are independent, so threads share them when ``out`` is
+    the kernel's result (each row's sums run in the same order whoever computes it); a
+    row costs about two elementwise passes (softmax: 2.1 ns per element measured, see
+    ELEMENT_NS)."""
     b = kb.builder
-    lo, hi = kb.split(outer * inner, 2 * n * ELEMENT_NS)
+    lo, hi = kb.split(outer * inner, 2 * n * ELEMENT_NS) if kb.writes_output(out) else (i64(0), i64(outer * inner))
     with kb.loop(hi, name + "r", start=lo) as u:
         if inner == 1:
             yield u, i64(0)
@@ -74,7 +75,7 @@ def _softmax(kb, call, outs, epilogue):
     outer, n, inner, Row = _row_loops(kb, shape, axis)
     mx_slot, sum_slot = _alloca(kb, dt.ir), _alloca(kb, dt.ir)
     red_max = Reducer(kb, "max", dt, n)
-    with _rows(kb, outer, inner, n, "s") as (o, i):
+    with _rows(kb, outer, inner, n, "s", out) as (o, i):
         row = Row(o, i)
         b.store(red_max.identity(), mx_slot)
         with kb.loop(n, "sj") as j:
@@ -114,7 +115,7 @@ def _layer_norm(kb, call, outs, epilogue):
     slot = _alloca(kb, dt.ir)
     eps = convert(kb, ir.Constant(ir.DoubleType(), float(attrs["epsilon"])), dtype("float64"), dt)
     count = ir.Constant(dt.ir, float(n))
-    with _rows(kb, outer, inner, n, "l") as (o, i):
+    with _rows(kb, outer, inner, n, "l", out) as (o, i):
         row = Row(o, i)
         b.store(ir.Constant(dt.ir, 0.0), slot)
         with kb.loop(n, "lj") as j:

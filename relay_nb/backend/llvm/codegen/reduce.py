@@ -114,7 +114,7 @@ def emit_reduce(
     rank = len(shape)
     kept = [a for a in range(rank) if a not in axes]
     if rank and kept and kept[-1] == rank - 1 and red.op not in ("variance",):
-        if kept[0] == 0 and shape[0] > 1 and kb.splittable and not kb.parallel:
+        if kept[0] == 0 and shape[0] > 1 and kb.splittable and not kb.parallel and kb.writes_output(out):
             _fold_rows(kb, shape, out, out_dims, red, element, divisor)
             return
         # a kept axis is innermost: fold the input, in order, into the output
@@ -131,7 +131,9 @@ def emit_reduce(
     red_shape = [shape[a] for a in axes]
     trailing = axes == list(range(rank - len(axes), rank))
     # output elements are independent: threads share them (each sums its own in order)
-    with kb.split_nest([shape[a] for a in kept], element_ns=ELEMENT_NS * max(1, math.prod(red_shape)), unit=1) as ki:
+    kept_shape = [shape[a] for a in kept]
+    nest = kb.split_nest(kept_shape, element_ns=ELEMENT_NS * max(1, math.prod(red_shape)), unit=1)
+    with nest if kb.writes_output(out) else kb.nest(kept_shape) as ki:
         _slot_store(kb, slot, red.dt, red.identity())
         kdims = ki.dims()
         if trailing:
