@@ -21,7 +21,8 @@ the header prints the process's thread count after a BLAS product, to show it to
 5. compile latency per fused kernel (median over every kernel built above) and the number
    of compiles when the same modules are built again (the kernel cache).
 
-Everything of ours runs through the public API (``relay.build(mod)`` and calling it).
+Everything of ours runs through the public API (``relay.build(mod, threads=1)`` and calling it:
+these rows measure one thread).
 Times are wall-clock (``perf_counter``) medians of interleaved repeats (ours and the peer
 alternate, so both see the same machine load). A ratio is the peer's time over ours:
 above 1 we are faster.  ``--quick`` runs fewer repeats and a 1-block ResNet stage; the
@@ -113,7 +114,7 @@ def speed_row(case, ours, peer_name, peer, repeat, want: float, between=None) ->
 def build(text: str, libs: list):
     """``relay.build`` of the program ``text``; remembers (module, lib) in ``libs``."""
     mod = relay.parse(text)
-    lib = relay.build(mod)
+    lib = relay.build(mod, threads=1)
     libs.append((mod, lib))
     return lib
 
@@ -280,7 +281,7 @@ def resnet_rows(blocks: int, repeat: int, libs: list) -> list[Row]:
     for p in typed["main"].params:
         v = (rng.standard_normal(p.checked_type.concrete_shape) * 0.1).astype("float32")
         args.append(np.abs(v) + 1 if p.name_hint.startswith("v") else v)
-    lib = relay.build(mod)
+    lib = relay.build(mod, threads=1)
     libs.append((mod, lib))
     interp = relay.create_executor("interpreter", mod=mod).evaluate()
     np.testing.assert_allclose(lib(*args), interp(*args), rtol=1e-4, atol=1e-4)
@@ -322,7 +323,7 @@ def compile_rows(libs: list) -> list[Row]:
     before = default_cache().stats()["compiles"]
     start = time.perf_counter()
     for mod, _ in libs:
-        relay.build(mod)
+        relay.build(mod, threads=1)
     seconds = time.perf_counter() - start
     compiles = default_cache().stats()["compiles"] - before
     rows.append(Row(f"build the same {len(libs)} modules again: {compiles} compiles", seconds, "-", None, "0 compiles", 0.0, compiles == 0))

@@ -133,7 +133,8 @@ class Executor:
 
 def create_executor(kind: str = "debug", mod: Optional[IRModule] = None, device: Any = None, target: Any = "llvm", **options: Any):
     """An executor for ``mod``: ``"interpreter"``/``"debug"`` (reference interpreter) or
-    ``"jit"`` (compiled through LLVM, when available)."""
+    ``"jit"`` (compiled through LLVM, when available; ``threads=`` sets how many threads
+    its kernels split across, see :func:`relay_nb.build`)."""
     if kind in ("interpreter", "debug"):
         return Executor(mod, **options)
     if kind in ("jit", "graph", "vm", "aot"):

@@ -39,3 +39,8 @@ class AnchorCall:
     """``scratch(nbytes)``: a 64-byte aligned pointer to ``nbytes`` of temporary memory for
     this call (carved from the kernel's workspace, which the caller allocates in Python);
     without it the tiled kernels ``malloc`` their packing buffers."""
+    split: Optional[Callable[..., tuple[ir.Value, ir.Value]]] = None
+    """``split(units, unit_ns, chunk_ns)``: ``(lo, hi)``, the units of the anchor's outer
+    parallel loop this call computes when the kernel is split across threads
+    (``unit_ns``: the estimated single-core time of one unit; ``chunk_ns``: of the work
+    each chunk repeats).  None: the kernel computes everything."""

@@ -149,6 +149,7 @@ class BuiltModule:
         self._executor = executor
         self._interpreter = executor.interpreter(mod)
         self._functions: dict[str, Callable[..., Any]] = {}
+        self.threads = executor.threads  # what the kernels split across
 
     def __getitem__(self, name: str) -> Callable[..., Any]:
         """The compiled global ``name`` (``lib["main"]``) as a Python callable."""
@@ -213,6 +214,7 @@ def build(
     params: Optional[dict] = None,
     cache: Optional[KernelCache] = None,
     scalars: str = "interpret",
+    threads: Optional[int] = None,
 ) -> BuiltModule:
     """Optimize, fuse and compile every primitive function of ``mod``.
 
@@ -231,6 +233,11 @@ def build(
     scalars : {"interpret", "native"}
         Whether primitive functions on scalars only run in the interpreter (default: a
         native call costs more than numpy's scalar arithmetic) or are compiled too.
+    threads : int, optional
+        How many threads a kernel splits its outer loops across (GEMM and conv tiles,
+        rows of reductions, chunks of elementwise loops; small kernels run whole).
+        Default: ``RELAY_NB_NUM_THREADS`` if set, else every core the process may run on
+        (``os.sched_getaffinity``).  Results are the same for every thread count.
 
     Returns
     -------
@@ -256,7 +263,7 @@ def build(
     from ...transform.pipeline import optimize
 
     optimized = optimize(mod, opt_level=PassContext.current().opt_level)
-    executor = JITExecutor(optimized, cache=cache, scalars=scalars)
+    executor = JITExecutor(optimized, cache=cache, scalars=scalars, threads=threads)
     fused = executor._typed(optimized)
     kernels: list[Kernel] = []
     for f in _primitive_functions(fused):

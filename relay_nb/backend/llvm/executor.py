@@ -11,6 +11,7 @@ argument checking and the same results.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -26,6 +27,7 @@ from ...transform.typed import TypedMutator
 from .cache import KernelCache, default_cache
 from .kernel import Kernel
 from .plan import Plan
+from .pool import resolve_threads, using_threads
 
 
 def fuse(mod: IRModule) -> IRModule:
@@ -117,6 +119,10 @@ class JITExecutor(Executor):
         Whether primitive functions on scalars only are left to the interpreter.
     plans : bool
         Run pure-dataflow functions as flat :class:`~.plan.Plan` s (default True).
+    threads : int, optional
+        Threads a kernel splits its parallel loop across (default: the environment's
+        ``RELAY_NB_NUM_THREADS``, else every core the process may run on; see
+        :mod:`~.pool`).  Results do not depend on it.
 
     Examples
     --------
@@ -134,9 +140,11 @@ class JITExecutor(Executor):
         cache: Optional[KernelCache] = None,
         scalars: str = "interpret",
         plans: bool = True,
+        threads: Optional[int] = None,
     ):
         super().__init__(mod, max_depth)
         self.plans = plans
+        self.threads = resolve_threads(threads)
         if scalars not in ("interpret", "native"):
             from ...errors import RelayError
 
@@ -170,9 +178,17 @@ class JITExecutor(Executor):
     def _wrap(self, interp: Interpreter, func: Function, name: str, typed: IRModule) -> Callable[..., Any]:
         """A callable for ``func``: its flat :class:`~.plan.Plan` when the body is pure
         dataflow of kernels, else the interpreter (both check the arguments the same way)."""
-        plan = Plan.build(func, self.primitive) if self.plans else None
+        plan = Plan.build(func, self.primitive, self.threads) if self.plans else None
         if plan is None:
-            return super()._wrap(interp, func, name, typed)
+            interpreted = super()._wrap(interp, func, name, typed)
+            threads = self.threads
+
+            def run_interpreted(*args: Any) -> Any:
+                with using_threads(threads):  # the kernels the interpreter calls split too
+                    return interpreted(*args)
+
+            functools.update_wrapper(run_interpreted, interpreted)
+            return run_interpreted
         param_types = [p._checked_type for p in func.params]
         # (shape, dtype) per parameter, or a shape no array has: arguments that are ndarrays
         # of exactly these are what convert_argument would return unchanged
@@ -220,7 +236,8 @@ class JITExecutor(Executor):
         func = typed["__expr__"]
         if isinstance(expr, Function):
             return self._wrap(interp, func, "function", typed)
-        return interp.call(interp.evaluate(func), ())
+        with using_threads(self.threads):
+            return interp.call(interp.evaluate(func), ())
 
 
 __all__ = ["JITExecutor", "fuse", "has_tensor_ops", "inline_scalar_primitives", "is_scalar_function"]

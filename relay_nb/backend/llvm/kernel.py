@@ -33,6 +33,7 @@ from ...util import MEMORY_LIMIT, gib, memory_limit, too_big
 from .address import address as _address
 from .codegen.context import ALIGN as ALIGN_BYTES
 from .memory import empty as result_array
+from .pool import chunk_count, current_threads, run_chunks, split
 
 
 def _type_text(ty: Any) -> str:
@@ -74,6 +75,9 @@ class Kernel:
         self._outputs: list[TensorType] = []
         self._constants: list[np.ndarray] = []
         self._workspace = 0
+        self._parallel = 0  # units of the kernel's split loop (see codegen.lower)
+        self._unit_ns = 0.0
+        self._chunk_ns = 0.0
         self._status = False
         self._errors: dict[int, str] = {}
         self._ret = func.ret_type if func.ret_type is not None else func.body._checked_type
@@ -82,6 +86,7 @@ class Kernel:
         self._bytes = 0
         self._ws_lock = threading.Lock()
         self._ws_buffer: Optional[np.ndarray] = None
+        self._ws_slots: list[np.ndarray] = []  # the workspaces of worker slots 1, 2, ... (see _run_chunks)
         self._in_specs: list = []
         self._out_specs: list = []
         self._const_addresses: list[int] = []
@@ -111,8 +116,9 @@ class Kernel:
         self._workspace = lowered.workspace_bytes
         self._status = lowered.uses_status
         self._errors = dict(lowered.errors)
+        self._parallel, self._unit_ns, self._chunk_ns = lowered.parallel, lowered.unit_ns, lowered.chunk_ns
         n = len(self._params) + len(self._constants) + len(self._outputs) + 2
-        proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n))
+        proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n), ctypes.c_int64, ctypes.c_int64)
         self._cfunc = proto(compiled.address(lowered.symbol))
         self._in_specs = [(name, t, np.dtype(_np_name(t.dtype)), tuple(t.shape)) for name, t in self._params]
         self._const_addresses = [_address(c) for c in self._constants]
@@ -201,10 +207,18 @@ class Kernel:
         return "".join(parts)
 
     # -- calling -------------------------------------------------------------------------------
-    def __call__(self, args: list) -> Any:
+    def chunks(self, threads: int) -> int:
+        """Into how many chunks a call with ``threads`` threads splits (1: run whole)."""
+        return chunk_count(self._parallel, self._unit_ns, threads, self._chunk_ns) if self.native else 1
+
+    def __call__(self, args: list, threads: Optional[int] = None) -> Any:
+        """Run on ``args``; a native kernel splits its parallel loop across ``threads``
+        (default: what the JIT executor running it set, else 1)."""
         start = time.perf_counter()
         try:
-            return self._run_native(args) if self.native else self._run_fallback(args)
+            if not self.native:
+                return self._run_fallback(args)
+            return self._run_native(args, current_threads() if threads is None else threads)
         except MemoryError:
             raise EvalError(f"kernel {self.name} ran out of memory") from None
         finally:
@@ -226,7 +240,7 @@ class Kernel:
         if self._bytes > _LIMIT:
             raise EvalError(f"kernel {self.name} {too_big(self._bytes)}")
 
-    def _run_native(self, args: list) -> Any:
+    def _run_native(self, args: list, threads: int = 1) -> Any:
         self.check_memory()
         inputs = self.check_arguments(args)
         addresses = [_address(a) for a in inputs]
@@ -252,15 +266,41 @@ class Kernel:
                     ws = self._ws_buffer
                 base = _address(ws)
                 addresses.append(base + (-base % ALIGN_BYTES))
-            status = np.zeros(2, np.int64) if self._status else _NO_STATUS
-            addresses.append(_address(status))
-            self._cfunc(*addresses)
+            count = self.chunks(threads)
+            slots = min(threads, count)
+            statuses = [np.zeros(2, np.int64) if self._status else _NO_STATUS for _ in range(slots)]
+            if count == 1:
+                self._cfunc(*addresses, _address(statuses[0]), 0, _WHOLE)
+            else:
+                self._run_chunks(addresses, statuses, count, bool(owned))
         finally:
             if owned:
                 self._ws_lock.release()
-        if self._status and status[0]:
-            raise EvalError(self._errors.get(int(status[0]), "kernel error {detail}").format(detail=int(status[1])))
+        for status in statuses if self._status else ():
+            if status[0]:
+                raise EvalError(self._errors.get(int(status[0]), "kernel error {detail}").format(detail=int(status[1])))
         return tuple(outs) if self._tuple_result else outs[0]
+
+    def _run_chunks(self, addresses: list, statuses: list, count: int, owned: bool) -> None:
+        """One call split into ``count`` chunks run on ``len(statuses)`` threads at once
+        (each thread its own status word and, past the first, its own workspace: threads
+        must not share scratch; the kernel keeps them while this call owns its workspace)."""
+        ranges = split(self._parallel, count)
+        spaces = [addresses[-1]] + [0] * (len(statuses) - 1)
+        keep = self._ws_slots if owned else []
+        for k in range(1, len(statuses)):
+            if self._workspace:
+                if len(keep) < k:
+                    keep.append(np.empty(self._workspace + ALIGN_BYTES, np.uint8))
+                base = _address(keep[k - 1])
+                spaces[k] = base + (-base % ALIGN_BYTES)
+        fixed = addresses[:-1]
+
+        def chunk(slot: int, k: int) -> None:
+            lo, hi = ranges[k]
+            self._cfunc(*fixed, spaces[slot], _address(statuses[slot]), lo, hi)
+
+        run_chunks(chunk, count, len(statuses))
 
     def check_arguments(self, args: list) -> list[np.ndarray]:
         """The argument tensors in kernel order, checked against the parameter types:
@@ -296,6 +336,7 @@ class Kernel:
         return out
 
 _NO_STATUS = np.zeros(2, np.int64)
+_WHOLE = 1 << 62  # an `end` past every parallel range: the whole kernel
 
 
 def aligned_empty(shape: tuple, dtype: str) -> np.ndarray:

@@ -10,7 +10,9 @@ running it is a loop over the steps calling the compiled functions directly:
   interval assignment by size), so a deep network runs in a few activations' worth of
   memory and never page-faults on fresh allocations;
 * the function's results are fresh arrays each call (the caller keeps them);
-* kernels that fell back to numpy run as Python steps in the same list.
+* kernels that fell back to numpy run as Python steps in the same list;
+* a kernel call big enough to gain from it runs in chunks of its parallel loop on the
+  plan's ``threads`` (:mod:`.pool`), each thread with its own workspace and status word.
 
 Types guarantee that every step's inputs match its kernel's parameters, so only the
 function's own arguments are checked (by the executor, then made contiguous here).
@@ -35,10 +37,11 @@ from ...ir.ty import TensorType, TupleType
 from .codegen.context import ALIGN
 from .kernel import _LIMIT, Kernel, _address, _gib, _np_name, aligned_empty, contiguous
 from .memory import empty as result_array
+from .pool import run_chunks, split, using_threads
 
 
 class _Step:
-    __slots__ = ("kernel", "ins", "outs", "in_tree", "workspace", "status", "fresh", "args")
+    __slots__ = ("kernel", "ins", "outs", "in_tree", "workspace", "status", "fresh", "args", "slots", "ranges", "base")
 
     def __init__(self, kernel: Kernel, ins: list[int], outs: list[int], in_tree: list):
         self.kernel, self.ins, self.outs, self.in_tree = kernel, ins, outs, in_tree
@@ -46,12 +49,18 @@ class _Step:
         self.status: Optional[np.ndarray] = None
         self.fresh: list[tuple] = []  # (slot, shape, dtype, nbytes, phase source slot) of outputs made per call
         self.args: Callable[[list], tuple] = tuple  # slot addresses -> the kernel's arguments
+        # a step split across threads: per thread slot (workspace, status), the chunks'
+        # (begin, end), and the getter of the arguments but those four
+        self.slots: list[tuple] = []
+        self.ranges: list[tuple[int, int]] = []
+        self.base: Callable[[list], tuple] = tuple
 
 
 class Plan:
     """The steps of one function (see the module docstring); call it with its arguments."""
 
-    def __init__(self) -> None:
+    def __init__(self, threads: int = 1) -> None:
+        self.threads = threads  # kernels split their parallel loops across this many threads
         self.steps: list[_Step] = []
         self.slot_types: list[TensorType] = []
         self.params: list[list[int]] = []  # per parameter: its leaf slots
@@ -66,9 +75,12 @@ class Plan:
 
     # -- construction ------------------------------------------------------------------------
     @classmethod
-    def build(cls, func: Function, kernel_of: Callable[[Function], Optional[Kernel]]) -> Optional["Plan"]:
-        """The plan of ``func``, or None if its body is not pure dataflow of primitive calls."""
-        plan = cls()
+    def build(
+        cls, func: Function, kernel_of: Callable[[Function], Optional[Kernel]], threads: int = 1
+    ) -> Optional["Plan"]:
+        """The plan of ``func``, or None if its body is not pure dataflow of primitive calls;
+        its kernels split their parallel loops across ``threads`` threads."""
+        plan = cls(threads)
         values: dict[Expr, Any] = {}
         for p in func.params:
             tree = plan._new_slots(p._checked_type)
@@ -194,21 +206,33 @@ class Plan:
         for s, b in where.items():
             ty = self.slot_types[s]
             buffers[s] = raws[b][: sizes[b]].view(np.dtype(_np_name(ty.dtype))).reshape(ty.shape)
-        # the steps run one at a time (under self._lock), so one workspace serves them all
-        size, shared = self._workspace_bytes(), None
-        if size:
-            ws = np.empty(size + ALIGN, np.uint8)
-            base = _address(ws)
-            shared = (ws, base + (-base % ALIGN))
+        # the steps run one at a time (under self._lock), so one workspace serves them all;
+        # a step split across threads gives each further thread slot its own, shared likewise
+        size = self._workspace_bytes()
+        shared = _workspace_buffer(size) if size else None
+        extra: list = []
         for step in self.steps:
             k = step.kernel
             if k.native:
                 step.workspace = shared if k._workspace else None
                 step.status = np.zeros(2, np.int64) if k._status else None
+                count = k.chunks(self.threads)
+                step.ranges = split(k._parallel, count) if count > 1 else []
+                slots = min(count, self.threads) if count > 1 else 0
+                while len(extra) < slots - 1:  # thread slots 1.. share a workspace each, as slot 0 does
+                    extra.append(_workspace_buffer(size) if size else None)
+                step.slots = [(step.workspace, step.status)] if count > 1 else []
+                for t in range(1, slots):  # each thread its own scratch and status
+                    step.slots.append((extra[t - 1] if k._workspace else None, np.zeros(2, np.int64) if k._status else None))
         return buffers
 
     def _workspace_bytes(self) -> int:
         return max((s.kernel._workspace for s in self.steps if s.kernel.native), default=0)
+
+    def _thread_slots(self) -> int:
+        """How many thread slots a step of this plan may use (each needs its own workspace)."""
+        counts = [min(s.kernel.chunks(self.threads), self.threads) for s in self.steps if s.kernel.native and s.kernel._workspace]
+        return max(counts, default=1)
 
     def memory(self) -> "PlanMemory":
         """The planned memory of one call (nothing is allocated to compute it)."""
@@ -222,7 +246,7 @@ class Plan:
         return PlanMemory(
             arena=sum(sizes),
             weights=sum(weights.values()),
-            workspace=self._workspace_bytes(),
+            workspace=self._workspace_bytes() * self._thread_slots(),
             unshared=sum(self._nbytes(s) for s in self.intermediate),
             intermediates=len(self.intermediate),
             buffers=len(sizes),
@@ -252,13 +276,18 @@ class Plan:
                 k.check_memory()
                 # the call's arguments, picked from the slot addresses by one itemgetter: the
                 # constants', workspace's and status's addresses get slots of their own
+                n_const = len(k._const_addresses)
+                const_slots = list(range(len(addresses), len(addresses) + n_const))
+                addresses += k._const_addresses
                 ws = step.workspace[1] if step.workspace else 0
-                fixed = k._const_addresses + [ws, _address(step.status if step.status is not None else _NO_STATUS)]
+                fixed = [ws, _address(step.status if step.status is not None else _NO_STATUS), 0, _WHOLE]
                 start = len(addresses)
                 addresses += fixed
                 extra = list(range(start, start + len(fixed)))
-                n_const = len(k._const_addresses)
-                step.args = operator.itemgetter(*step.ins, *extra[:n_const], *step.outs, *extra[n_const:])
+                step.args = operator.itemgetter(*step.ins, *const_slots, *step.outs, *extra)
+                # a split step's arguments but its workspace, status and range
+                own = [*step.ins, *const_slots, *step.outs]
+                step.base = lambda addr, own=own: [addr[i] for i in own]
         self._addresses = addresses
         self._buffers = buffers
 
@@ -299,7 +328,8 @@ class Plan:
         start = time.perf_counter()
         try:
             if not kernel.native:
-                value = kernel._run_fallback([_build(t, arrays) for t in step.in_tree])
+                with using_threads(self.threads):  # a specializing kernel's native calls split too
+                    value = kernel._run_fallback([_build(t, arrays) for t in step.in_tree])
                 for s, a in zip(step.outs, _flatten(value)):
                     a = contiguous(a)  # a later native step reads it row-major
                     arrays[s], addr[s] = a, _address(a)
@@ -308,6 +338,9 @@ class Plan:
                 # a large result takes the phase of an input of its size (see memory.empty)
                 a = result_array(shape, dt, nbytes, addr[source] % ALIGN if source >= 0 else 0)
                 arrays[s], addr[s] = a, _address(a)
+            if step.ranges:
+                self._run_chunks(step, addr)
+                return
             status = step.status
             if status is not None:
                 status[0] = 0
@@ -317,6 +350,28 @@ class Plan:
         finally:
             kernel.run_seconds += time.perf_counter() - start
             kernel.calls += 1
+
+
+    @staticmethod
+    def _run_chunks(step: _Step, addr: list) -> None:
+        """A step split across threads: its chunks on every thread slot at once, then the
+        slots' status words (the first error is raised)."""
+        kernel = step.kernel
+        cfunc = kernel._cfunc
+        base = step.base(addr)
+        ranges = step.ranges
+        fixed = [(ws[1] if ws else 0, _address(status if status is not None else _NO_STATUS)) for ws, status in step.slots]
+        for _, status in step.slots:
+            if status is not None:
+                status[0] = 0
+
+        def chunk(slot: int, k: int) -> None:
+            cfunc(*base, *fixed[slot], *ranges[k])
+
+        run_chunks(chunk, len(ranges), len(step.slots))
+        for _, status in step.slots:
+            if status is not None and status[0]:
+                raise EvalError(kernel._errors.get(int(status[0]), "kernel error {detail}").format(detail=int(status[1])))
 
 
 @dataclass(frozen=True)
@@ -349,11 +404,19 @@ def _mib(n: int) -> str:
     return f"{n / 2**20:.2f} MiB" if n >= 2**20 else f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
 
 
+def _workspace_buffer(size: int) -> tuple:
+    """A workspace of ``size`` bytes: the array (kept alive) and its aligned address."""
+    ws = np.empty(size + ALIGN, np.uint8)
+    base = _address(ws)
+    return ws, base + (-base % ALIGN)
+
+
 class _NoPlan(Exception):
     pass
 
 
 _NO_STATUS = np.zeros(2, np.int64)
+_WHOLE = 1 << 62  # an `end` past every parallel range: the whole kernel
 
 
 def _children(node: Expr) -> tuple:

@@ -31,6 +31,8 @@ def _emit_tiled(kb, call, outs, epilogue) -> bool:
         from ..kernels import emit_anchor
     except ImportError:  # pragma: no cover - the kernels package is optional
         return False
+    # an input that is not in memory yet is computed whole by every chunk of a split call
+    repeated = sum(math.prod(kb.shape(a)) for a in call.args if kb.leaf_buffer(a) is None) * kb.element_ns
     inputs = tuple(kb.materialize(a).ptr for a in call.args)
     anchor = AnchorCall(
         call.op.name,
@@ -44,6 +46,12 @@ def _emit_tiled(kb, call, outs, epilogue) -> bool:
     )
     if "scratch" in AnchorCall.__dataclass_fields__:  # packing buffers from the workspace
         anchor.scratch = kb.scratch_bytes
+    if kb.splittable and not kb.parallel:  # the kernel's one stage: its chunks may split it
+
+        def split(units: int, unit_ns: float, chunk_ns: float = 0.0):
+            return kb.split(units, unit_ns, chunk_ns + repeated)
+
+        anchor.split = split
     return bool(emit_anchor(anchor))
 
 

@@ -3,7 +3,8 @@
 Pure: no engine, no cache, no numpy data (constants are passed in as inputs).  The module
 exports one C-ABI function::
 
-    void symbol(ptr in0, ..., ptr const0, ..., ptr out0, ..., ptr workspace, ptr status)
+    void symbol(ptr in0, ..., ptr const0, ..., ptr out0, ..., ptr workspace, ptr status,
+                i64 begin, i64 end)
 
 ``in*`` are the parameters' tensors (a tuple parameter contributes one pointer per field),
 ``const*`` the function's constants, scalars included (:func:`kernel_constants`: so the
@@ -11,7 +12,10 @@ code does not depend on their values, and functions differing only in a constant
 one compiled kernel), ``out*`` the result's tensors, all
 contiguous row-major; ``workspace`` is ``workspace_bytes`` of scratch (64-byte aligned),
 ``status`` two int64s where a kernel reports a run-time error (``take`` out of bounds in
-``mode="fast"``).  The kernel computes:
+``mode="fast"``); ``[begin, end)`` is the part of the kernel's one parallel loop
+(``parallel`` units; 0 if it has none) this call computes, so that threads can run
+chunks of one kernel at once (:mod:`..pool`); ``(0, parallel)`` or wider computes all.
+The kernel computes:
 
 1. every node with a *buffer* rule (reductions, anchors...), in dependency order, into an
    output buffer when it is a result, into the workspace otherwise; an anchor whose result
@@ -34,7 +38,7 @@ from ....ir.functor import ExprMutator
 from ....ir.ty import TensorType, TupleType
 from ....op.registry import OpPattern, get_column
 from . import math as vmath
-from .context import ALIGN, Buffer, KernelBuilder, leaves, tensor_type
+from .context import ALIGN, FLAT_UNIT, Buffer, KernelBuilder, leaves, tensor_type
 from .index import Index
 from .rules import llvm_rules
 from .types import I64, PTR, VOID, Unsupported, dtype, i64
@@ -54,6 +58,9 @@ class Lowered:
     ops: list[str] = field(default_factory=list)
     errors: dict[int, str] = field(default_factory=dict)
     peeled: list[bool] = field(default_factory=list)  # per output: its loop peels to alignment (PEEL_BYTES)
+    parallel: int = 0  # units of the loop split across threads (0: not splittable)
+    unit_ns: float = 0.0  # estimated single-core time of one unit
+    chunk_ns: float = 0.0  # estimated work each chunk of a split call repeats
 
     @property
     def ir(self) -> str:
@@ -219,9 +226,9 @@ def lower(func: Function, symbol: str) -> Lowered:
     module = ir.Module(name=symbol)
     module.triple, module.data_layout = target_data_layout()
     n_args = len(in_types) + len(constants) + len(out_types) + 2
-    fn = ir.Function(module, ir.FunctionType(VOID, [PTR] * n_args), symbol)
+    fn = ir.Function(module, ir.FunctionType(VOID, [PTR] * n_args + [I64, I64]), symbol)
     fn.attributes.add("nounwind")
-    for a in fn.args:
+    for a in fn.args[:n_args]:
         a.add_attribute("noalias")
     materialized = {c for c, r in rules.items() if r.materialized(c)}
     kb = KernelBuilder(module, fn, rules, materialized)
@@ -235,14 +242,30 @@ def lower(func: Function, symbol: str) -> Lowered:
         kb.inputs[c] = [args[k]]
         k += 1
     out_bufs = [Buffer(args[k + i], t.shape, dtype(t.dtype)) for i, t in enumerate(out_types)]
-    kb.workspace, kb.status = args[-2], args[-1]
+    kb.workspace, kb.status, kb.begin, kb.end = args[-4:]
+    kb.splittable = _one_stage(kb, body, out_leaves, rules)
+    kb.output_ptrs = [buf.ptr for buf in out_bufs]
 
     _emit(kb, body, nodes, rules, out_leaves, out_bufs)
     kb.builder.ret_void()
     return Lowered(
         module, symbol, in_types, [_constant_data(c) for c in constants], out_types, kb.workspace_bytes, kb.uses_status,
-        ops, dict(kb.errors), [i in kb.peeled for i in range(len(out_types))],
+        ops, dict(kb.errors), [i in kb.peeled for i in range(len(out_types))], kb.parallel, kb.unit_ns,
+        kb.chunk_ns,
     )
+
+
+def _one_stage(kb: KernelBuilder, body: Expr, out_leaves, rules) -> bool:
+    """True if the kernel is one loop nest writing its one result: no node is computed
+    into the workspace first, so chunks of that nest's outer loop are independent."""
+    if len(out_leaves) != 1 or out_leaves[0][1] is not None:
+        return False
+    if not kb.materialized:
+        return True
+    if len(kb.materialized) != 1:
+        return False
+    (node,) = kb.materialized
+    return node is body or (rules[node].anchor and _inplace_epilogue(kb, node, body, rules))
 
 
 def _emit(kb: KernelBuilder, body, nodes, rules, out_leaves, out_bufs) -> None:
@@ -271,7 +294,7 @@ def _emit(kb: KernelBuilder, body, nodes, rules, out_leaves, out_bufs) -> None:
         outs = [o if o is not None else kb.scratch(kb.shape(node, f), kb.dt(node, f)) for o, f in zip(outs, fields)]
         if r.kind == "index":  # an index rule computed whole: one loop per field
             for f, buf in zip(fields, outs):
-                with kb.nest(buf.shape) as index:
+                with kb.split_nest(buf.shape) as index:
                     buf.store(kb.builder, index, r.fn(kb, node, index, f))
         for f, buf in zip(fields, outs):
             kb.buffers[(node, f)] = buf  # before a buffer rule runs: its epilogue reads it
@@ -286,7 +309,7 @@ def _emit(kb: KernelBuilder, body, nodes, rules, out_leaves, out_bufs) -> None:
             _peeled_loop(kb, node, f, buf)
             kb.peeled.add(i)
             continue
-        with kb.nest(buf.shape, flat=flat) as index:
+        with kb.split_nest(buf.shape, flat=flat) as index:
             buf.store(kb.builder, index, _element(kb, node, f, index))
 
 
@@ -307,10 +330,19 @@ stands: four copies of such a body would spill."""
 
 def _peeled_loop(kb: KernelBuilder, node: Expr, f: Optional[int], buf: Buffer) -> None:
     b = kb.builder
+    # a chunk [lo, hi) of a split loop: lo is a multiple of FLAT_UNIT elements, so it has
+    # the output's own alignment and peels the same count
+    units = -(-buf.size // FLAT_UNIT)
+    lo, hi = kb.split(units, FLAT_UNIT * kb.element_ns)
+    lo = b.mul(lo, i64(FLAT_UNIT))
+    hi = b.mul(hi, i64(FLAT_UNIT))
+    hi = b.select(b.icmp_signed("<", hi, i64(buf.size)), hi, i64(buf.size))
     misalign = b.and_(b.sub(i64(0), b.ptrtoint(buf.ptr, I64)), i64(ALIGN - 1))
     peel = b.lshr(misalign, i64(buf.dt.itemsize.bit_length() - 1))  # bytes -> elements
+    peel = b.add(lo, peel)
+    peel = b.select(b.icmp_signed("<", peel, hi), peel, hi)
     interleave = BIG_LOOP_INTERLEAVE if vmath.has_avx512() else 0
-    for start, stop, name, hint in ((0, peel, "peel", 0), (peel, buf.size, "f", interleave)):
+    for start, stop, name, hint in ((lo, peel, "peel", 0), (peel, hi, "f", interleave)):
         with kb.loop(stop, name, start=start, interleave=hint) as i:
             buf.store_flat(b, i, _element(kb, node, f, Index(b, buf.shape, flat=i)))
 

@@ -6,12 +6,13 @@ whose per-channel factors LLVM hoists."""
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 from llvmlite import ir
 
 from ....op.impl._util import norm_axis
 from . import math as m
-from .context import attrs_of
+from .context import ELEMENT_NS, attrs_of
 from .index import Index, broadcast
 from .reduce import Reducer, _alloca, _keep_map, emit_reduce
 from .rules import rule
@@ -48,6 +49,21 @@ def _row_loops(kb, shape: tuple, axis: int):
     return outer, n, inner, Row
 
 
+@contextmanager
+def _rows(kb, outer: int, inner: int, n: int, name: str, out):
+    """Every row ``(o, i)``: rows are independent, so threads share them when ``out`` is
+    the kernel's result (each row's sums run in the same order whoever computes it); a
+    row costs about two elementwise passes (softmax: 2.1 ns per element measured, see
+    ELEMENT_NS)."""
+    b = kb.builder
+    lo, hi = kb.split(outer * inner, 2 * n * ELEMENT_NS) if kb.writes_output(out) else (i64(0), i64(outer * inner))
+    with kb.loop(hi, name + "r", start=lo) as u:
+        if inner == 1:
+            yield u, i64(0)
+        else:
+            yield b.udiv(u, i64(inner)), b.urem(u, i64(inner))
+
+
 @rule("nn.softmax", "nn.log_softmax", kind="buffer", check=_float_only)
 def _softmax(kb, call, outs, epilogue):
     x = call.args[0]
@@ -60,31 +76,30 @@ def _softmax(kb, call, outs, epilogue):
     outer, n, inner, Row = _row_loops(kb, shape, axis)
     mx_slot, sum_slot = _alloca(kb, dt.ir), _alloca(kb, dt.ir)
     red_max = Reducer(kb, "max", dt, n)
-    with kb.loop(outer, "so") as o:
-        with kb.loop(inner, "si") as i:
-            row = Row(o, i)
-            b.store(red_max.identity(), mx_slot)
-            with kb.loop(n, "sj") as j:
-                b.store(red_max.combine(b.load(mx_slot, typ=dt.ir), kb.value(x, row.at(j))), mx_slot)
-            mx = b.load(mx_slot, typ=dt.ir)
-            b.store(ir.Constant(dt.ir, 0.0), sum_slot)
+    with _rows(kb, outer, inner, n, "s", out) as (o, i):
+        row = Row(o, i)
+        b.store(red_max.identity(), mx_slot)
+        with kb.loop(n, "sj") as j:
+            b.store(red_max.combine(b.load(mx_slot, typ=dt.ir), kb.value(x, row.at(j))), mx_slot)
+        mx = b.load(mx_slot, typ=dt.ir)
+        b.store(ir.Constant(dt.ir, 0.0), sum_slot)
+        with kb.loop(n, "sj") as j:
+            idx = row.at(j)
+            shifted = b.fsub(kb.value(x, idx), mx)
+            e = m.exp(kb, shifted, dt)
+            if not log:
+                out.store(b, idx, e)
+            b.store(b.fadd(b.load(sum_slot, typ=dt.ir), e, flags=("reassoc",)), sum_slot)
+        total = b.load(sum_slot, typ=dt.ir)
+        if log:
+            lt = m.log(kb, total, dt)
             with kb.loop(n, "sj") as j:
                 idx = row.at(j)
-                shifted = b.fsub(kb.value(x, idx), mx)
-                e = m.exp(kb, shifted, dt)
-                if not log:
-                    out.store(b, idx, e)
-                b.store(b.fadd(b.load(sum_slot, typ=dt.ir), e, flags=("reassoc",)), sum_slot)
-            total = b.load(sum_slot, typ=dt.ir)
-            if log:
-                lt = m.log(kb, total, dt)
-                with kb.loop(n, "sj") as j:
-                    idx = row.at(j)
-                    out.store(b, idx, b.fsub(b.fsub(kb.value(x, idx), mx), lt))
-            else:
-                with kb.loop(n, "sj") as j:
-                    idx = row.at(j)
-                    out.store(b, idx, b.fdiv(out.load(b, idx), total))
+                out.store(b, idx, b.fsub(b.fsub(kb.value(x, idx), mx), lt))
+        else:
+            with kb.loop(n, "sj") as j:
+                idx = row.at(j)
+                out.store(b, idx, b.fdiv(out.load(b, idx), total))
 
 
 @rule("nn.layer_norm", kind="buffer", check=_float_only)
@@ -101,28 +116,27 @@ def _layer_norm(kb, call, outs, epilogue):
     slot = _alloca(kb, dt.ir)
     eps = convert(kb, ir.Constant(ir.DoubleType(), float(attrs["epsilon"])), dtype("float64"), dt)
     count = ir.Constant(dt.ir, float(n))
-    with kb.loop(outer, "lo") as o:
-        with kb.loop(inner, "li") as i:
-            row = Row(o, i)
-            b.store(ir.Constant(dt.ir, 0.0), slot)
-            with kb.loop(n, "lj") as j:
-                b.store(b.fadd(b.load(slot, typ=dt.ir), kb.value(x, row.at(j)), flags=("reassoc",)), slot)
-            mean = b.fdiv(b.load(slot, typ=dt.ir), count)
-            b.store(ir.Constant(dt.ir, 0.0), slot)
-            with kb.loop(n, "lj") as j:
-                d = b.fsub(kb.value(x, row.at(j)), mean)
-                b.store(b.fadd(b.load(slot, typ=dt.ir), b.fmul(d, d), flags=("reassoc",)), slot)
-            var = b.fdiv(b.load(slot, typ=dt.ir), count)
-            denom = kb.call(f"llvm.sqrt.{'f32' if dt.bits == 32 else 'f64'}", dt.ir, b.fadd(var, eps))
-            with kb.loop(n, "lj") as j:
-                idx = row.at(j)
-                y = b.fdiv(b.fsub(kb.value(x, idx), mean), denom)
-                ch = Index(b, kb.shape(gamma), flat=j)
-                if attrs["scale"]:
-                    y = b.fmul(y, convert(kb, kb.value(gamma, ch), kb.dt(gamma), dt))
-                if attrs["center"]:
-                    y = b.fadd(y, convert(kb, kb.value(beta, Index(b, kb.shape(beta), flat=j)), kb.dt(beta), dt))
-                out.store(b, idx, y)
+    with _rows(kb, outer, inner, n, "l", out) as (o, i):
+        row = Row(o, i)
+        b.store(ir.Constant(dt.ir, 0.0), slot)
+        with kb.loop(n, "lj") as j:
+            b.store(b.fadd(b.load(slot, typ=dt.ir), kb.value(x, row.at(j)), flags=("reassoc",)), slot)
+        mean = b.fdiv(b.load(slot, typ=dt.ir), count)
+        b.store(ir.Constant(dt.ir, 0.0), slot)
+        with kb.loop(n, "lj") as j:
+            d = b.fsub(kb.value(x, row.at(j)), mean)
+            b.store(b.fadd(b.load(slot, typ=dt.ir), b.fmul(d, d), flags=("reassoc",)), slot)
+        var = b.fdiv(b.load(slot, typ=dt.ir), count)
+        denom = kb.call(f"llvm.sqrt.{'f32' if dt.bits == 32 else 'f64'}", dt.ir, b.fadd(var, eps))
+        with kb.loop(n, "lj") as j:
+            idx = row.at(j)
+            y = b.fdiv(b.fsub(kb.value(x, idx), mean), denom)
+            ch = Index(b, kb.shape(gamma), flat=j)
+            if attrs["scale"]:
+                y = b.fmul(y, convert(kb, kb.value(gamma, ch), kb.dt(gamma), dt))
+            if attrs["center"]:
+                y = b.fadd(y, convert(kb, kb.value(beta, Index(b, kb.shape(beta), flat=j)), kb.dt(beta), dt))
+            out.store(b, idx, y)
 
 
 @rule("nn.l2_normalize", kind="buffer", check=_float_only)

@@ -67,6 +67,12 @@ def _pool_check(nd: int):
     return check
 
 
+def _window(call) -> float:
+    """A pool's work per output element in elementwise ops: a fifth of its window (a
+    3x3 max_pool2d measured 0.18 ns per window element, beside ~1 ns for an ``add``)."""
+    return 0.2 * math.prod(int(p) for p in attrs_of(call)["pool_size"])
+
+
 def _pool(nd: int, kind: str):
     def fn(kb, call, index, field):
         x = call.args[0]
@@ -146,8 +152,8 @@ def _pool_value(kb, call, index, nd: int, kind: str, dt: DType, read) -> ir.Valu
 
 
 for _nd in (1, 2, 3):
-    rule(f"nn.max_pool{_nd}d", check=_pool_check(_nd))(_pool(_nd, "max"))
-    rule(f"nn.avg_pool{_nd}d", check=_pool_check(_nd))(_pool(_nd, "avg"))
+    rule(f"nn.max_pool{_nd}d", check=_pool_check(_nd), cost=_window)(_pool(_nd, "max"))
+    rule(f"nn.avg_pool{_nd}d", check=_pool_check(_nd), cost=_window)(_pool(_nd, "avg"))
 
 
 # --- global and adaptive pools: buffer rules -------------------------------------------------------
@@ -188,6 +194,8 @@ def _global_pool(kb, call, outs, epilogue):
 
     if tuple(out.shape) != tuple(1 if a in axes else d for a, d in enumerate(shape)):
         raise Unsupported("the result shape does not match the pool")
+    if epilogue is not None:  # it runs over the whole result after the reduction
+        kb.no_split()
     emit_reduce(kb, shape, axes, out, keep, red, lambda xi: convert(kb, kb.value(x, xi), src, out.dt))
     _apply_epilogue(kb, out, epilogue, 1)
 

@@ -24,7 +24,7 @@ from typing import Callable, Optional
 from llvmlite import ir
 
 from ....op.reduce import reduce_axes
-from .context import Buffer, attrs_of
+from .context import ELEMENT_NS, Buffer, attrs_of
 from .index import Index, broadcast
 from .rules import rule
 from .scalar import compare, convert, int_divide, truthy
@@ -114,6 +114,9 @@ def emit_reduce(
     rank = len(shape)
     kept = [a for a in range(rank) if a not in axes]
     if rank and kept and kept[-1] == rank - 1 and red.op not in ("variance",):
+        if kept[0] == 0 and shape[0] > 1 and kb.splittable and not kb.parallel and kb.writes_output(out):
+            _fold_rows(kb, shape, out, out_dims, red, element, divisor)
+            return
         # a kept axis is innermost: fold the input, in order, into the output
         with kb.nest(out.shape, flat=True) as oi:
             out.store(b, oi, red.identity())
@@ -127,7 +130,10 @@ def emit_reduce(
     slot = _alloca(kb, red.dt.mem)
     red_shape = [shape[a] for a in axes]
     trailing = axes == list(range(rank - len(axes), rank))
-    with kb.nest([shape[a] for a in kept]) as ki:
+    # output elements are independent: threads share them (each sums its own in order)
+    kept_shape = [shape[a] for a in kept]
+    nest = kb.split_nest(kept_shape, element_ns=ELEMENT_NS * max(1, math.prod(red_shape)), unit=1)
+    with nest if kb.writes_output(out) else kb.nest(kept_shape) as ki:
         _slot_store(kb, slot, red.dt, red.identity())
         kdims = ki.dims()
         if trailing:
@@ -155,6 +161,27 @@ def emit_reduce(
             full[a] = i64(0)
         oi = Index(b, out.shape, dims=out_dims(full))
         out.store(b, oi, red.finish(_slot_load(kb, slot, red.dt), divisor))
+
+
+def _fold_rows(kb, shape: tuple, out: Buffer, out_dims, red: Reducer, element, divisor) -> None:
+    """The fold of :func:`emit_reduce` one input row (axis 0, kept) at a time: a row
+    writes only its own output row, so threads share the rows; every output element
+    still takes its inputs in the same order."""
+    b = kb.builder
+    per = out.size // shape[0]
+    lo, hi = kb.split(shape[0], ELEMENT_NS * math.prod(shape[1:]))
+    with kb.loop(hi, "rr", start=lo) as u:
+        first = b.mul(u, i64(per))
+        with kb.loop(per, "ri") as j:
+            out.store_flat(b, b.add(first, j), red.identity())
+        with kb.nest(shape[1:]) as rest:
+            xi = Index(b, shape, dims=[u] + rest.dims())
+            oi = Index(b, out.shape, dims=out_dims(xi.dims()))
+            out.store(b, oi, red.combine(out.load(b, oi), element(xi)))
+        if red.op == "mean":
+            with kb.loop(per, "ri") as j:
+                at = b.add(first, j)
+                out.store_flat(b, at, red.finish(out.load_flat(b, at), divisor))
 
 
 def _axes(call, rank: int) -> list[int]:

@@ -46,17 +46,23 @@ class LLVMRule:
     flat: bool = False
     anchor: bool = False
     materialize: Optional[Callable] = None
+    cost: Optional[Callable] = None  # call -> work per output element, in elementwise ops (default 1)
 
     def materialized(self, call) -> bool:
         return self.kind == "buffer" or (self.materialize is not None and bool(self.materialize(call)))
 
 
-def rule(*op_names: str, kind: str = "index", check=None, flat: bool = False, anchor: bool = False, materialize=None):
-    """Decorator registering ``fn`` as the ``llvm`` lowering of ``op_names``."""
+def rule(
+    *op_names: str, kind: str = "index", check=None, flat: bool = False, anchor: bool = False, materialize=None, cost=None
+):
+    """Decorator registering ``fn`` as the ``llvm`` lowering of ``op_names``; ``cost(call)``
+    estimates an index rule's work per output element (a pool's window), which decides
+    whether a kernel is worth splitting across threads."""
 
     def deco(fn: Callable) -> Callable:
         for name in op_names:
-            register_column(COLUMN, name, LLVMRule(kind, fn, check, flat, anchor, materialize), override=True)
+            rule_ = LLVMRule(kind, fn, check, flat, anchor, materialize, cost)
+            register_column(COLUMN, name, rule_, override=True)
         return fn
 
     return deco

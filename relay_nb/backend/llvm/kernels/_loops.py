@@ -172,15 +172,27 @@ def fma(b: ir.IRBuilder, x: ir.Value, y: ir.Value, acc: ir.Value) -> ir.Value:
 
 
 @contextmanager
-def blocks(b: ir.IRBuilder, total: int, block: int, name: str) -> Iterator[tuple[IntLike, IntLike]]:
-    """Iterate ``range(0, total, block)`` yielding ``(start, size)`` with
-    ``size = min(block, total - start)``; a single block is emitted without a loop, as
-    Python ints, so the arithmetic of the common small case folds away."""
-    if total <= block:
-        yield 0, total
+def blocks(
+    b: ir.IRBuilder, total: IntLike, block: int, name: str, start: IntLike = 0
+) -> Iterator[tuple[IntLike, IntLike]]:
+    """Iterate ``range(start, total, block)`` yielding ``(begin, size)`` with
+    ``size = min(block, total - begin)``; a single static block is emitted without a
+    loop, as Python ints, so the arithmetic of the common small case folds away."""
+    if isinstance(total, int) and isinstance(start, int) and total - start <= block:
+        yield start, total - start
         return
-    with for_range(b, 0, total, block, name=name, unroll=False) as loop:
+    with for_range(b, start, total, block, name=name, unroll=False) as loop:
         yield loop.index, smin(b, block, b.sub(i64(total), loop.index))
+
+
+@contextmanager
+def span(b: ir.IRBuilder, lo: IntLike, hi: IntLike, name: str) -> Iterator[IntLike]:
+    """``for u in range(lo, hi)``; a static single trip emits no loop and yields the int."""
+    if isinstance(lo, int) and isinstance(hi, int) and hi - lo == 1:
+        yield lo
+        return
+    with for_range(b, lo, hi, name=name, unroll=False) as loop:
+        yield loop.index
 
 
 @contextmanager

@@ -67,7 +67,7 @@ def conv2d_gemm(call: AnchorCall) -> Optional[Gemm]:
     b = Matrix(call.inputs[0], b_dt, 0, 0)
     return Gemm(
         og, oh * ow, k, a, b, call.output, dtype(call.output_type.dtype), (n, groups),
-        (o * oh * ow, og * oh * ow), call.epilogue, geometry, call.scratch,
+        (o * oh * ow, og * oh * ow), call.epilogue, geometry, call.scratch, call.split,
     )
 
 

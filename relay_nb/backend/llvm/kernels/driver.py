@@ -17,7 +17,7 @@ from typing import Optional
 
 from llvmlite import ir
 
-from ._loops import I1, IntLike, add, blocks, for_range, gep, i64, indices, mul
+from ._loops import I1, IntLike, add, blocks, for_range, gep, i64, indices, mul, smin, span
 from ._memory import allocate, release
 from .gemm import tile_for
 from .problem import Gemm
@@ -71,6 +71,54 @@ def small_path(g: Gemm) -> Optional[str]:
     return None
 
 
+MAC_NS = 0.025
+"""Estimated single-core time of one multiply-add of the tiled kernel (ResNet-50's 4.1 G
+multiply-adds ran in ~105 ms on one core of the test machine: 0.026 ns each; a 64-channel
+3x3 conv on 56x56 measured 0.021 ns)."""
+
+PACK_NS = 0.5
+"""Estimated time of packing one operand element (a strided copy; im2col's gather): half
+an ``add``'s element (:data:`..codegen.context.ELEMENT_NS`), not measured on its own."""
+
+SHARE_TILES = 4
+"""An axis with fewer register tiles than this is split only if the other has fewer."""
+
+BATCH_SPLIT = 4
+"""From this many GEMMs in the batch (images x groups, attention heads) threads take
+whole ones; below, they share the columns (or rows) of each."""
+
+
+def parallel_axis(g: Gemm) -> tuple[str, int, float, float]:
+    """How threads share ``g``: ``(axis, units, unit_ns, chunk_ns)`` with axis ``"batch"`` (a unit
+    is one GEMM of the batch), ``"n"`` (NR columns of every GEMM: each chunk packs A
+    again, M*K) or ``"m"`` (MR rows: each chunk packs B again, K*N).  Units are whole
+    register tiles, so every thread's tiles are the ones a single thread would compute,
+    with the same sums in the same order."""
+    t = tile_for(g.dt)
+    count = g.batch[0] * g.batch[1]
+    cols, rows = math.ceil(g.n / t.nr), math.ceil(g.m / t.mr)
+    # a GEMM computes whole register tiles and packs (or im2col-copies) both operands
+    gemm_ns = (rows * t.mr * cols * t.nr * g.k) * MAC_NS + (g.k * g.n + g.m * g.k) * PACK_NS
+    if count >= BATCH_SPLIT:  # a chunk repeats the padding of its first image
+        pad = g.conv.channels * g.conv.hp * g.conv.wp * PACK_NS if g.conv is not None and g.conv.padded else 0.0
+        return "batch", count, gemm_ns, pad
+    # the axis whose chunks repeat the smaller packing (A is m x k, B is k x n), if it has
+    # tiles enough to share; a 1x1 conv with 64 output channels on 56x56 would otherwise
+    # repack its 3136-wide B in every chunk (40 / M of the work: 60%)
+    if (g.m <= g.n and cols >= SHARE_TILES) or rows < SHARE_TILES <= cols or (rows < SHARE_TILES and cols >= rows):
+        return "n", cols, count * gemm_ns / cols, count * g.m * g.k * PACK_NS
+    return "m", rows, count * gemm_ns / rows, count * g.k * g.n * PACK_NS
+
+
+def _pair(b: ir.IRBuilder, u: IntLike, inner: int) -> tuple[IntLike, IntLike]:
+    """The batch pair ``(o, i)`` of flat batch index ``u`` (``u = o * inner + i``)."""
+    if inner == 1:
+        return u, 0
+    if isinstance(u, int):
+        return divmod(u, inner)
+    return b.udiv(u, i64(inner)), b.urem(u, i64(inner))
+
+
 def emit_gemm(b: ir.IRBuilder, g: Gemm) -> None:
     """Emit ``g`` at ``b``: the tiled kernel where it applies, else plain loops."""
     if not tiled(g):
@@ -100,74 +148,130 @@ def emit_gemm(b: ir.IRBuilder, g: Gemm) -> None:
         pt, pl = conv.padding[:2]
         plane = conv.hp * conv.wp
 
-    with indices(b, g.batch[0], "bo") as o:
+    # the part of the work this call does (all of it unless the kernel is split)
+    axis, units, unit_ns, chunk_ns = parallel_axis(g)
+    lo, hi = g.split(units, unit_ns, chunk_ns) if g.split is not None and units >= 2 else (0, units)
+    count = g.batch[0] * g.batch[1]
+    pairs, cols, rows = (lo, hi), (0, g.n), (0, g.m)
+    if axis == "batch":
+        pairs = (lo, hi)
+    else:
+        pairs = (0, count)
+        unit, total = (t.nr, g.n) if axis == "n" else (t.mr, g.m)
+        part = (mul(b, lo, unit), smin(b, mul(b, hi, unit), total))
+        cols, rows = (part, rows) if axis == "n" else (cols, part)
+
+    with span(b, pairs[0], pairs[1], "bu") as u:
+        o, i = _pair(b, u, g.batch[1])
         if conv is not None:
             image = gep(b, elem, bm.ptr, mul(b, o, conv.image))
             src = image
             if conv.padded:
-                src = bufs[2]  # the padded copy of image o, made once for all its groups
+                src = bufs[2]  # the padded copy of image o, made once for all its groups (in this chunk)
                 shape = [conv.channels, conv.height, conv.width, conv.hp, conv.wp, pt, pl]
-                call(b, "pad", dt, ok, [src, image] + shape)
-        with indices(b, g.batch[1], "bi") as i:
-            a_base = gep(b, elem, a.ptr, g.offset(b, a.bs, o, i))
-            c_off = g.offset(b, g.c_bs, o, i)
-            if conv is not None:
-                b_base = gep(b, elem, src, mul(b, i, conv.group_channels * plane))
-                x_group = gep(b, elem, image, mul(b, i, conv.group_channels * conv.height * conv.width))
-            else:
-                b_base = gep(b, elem, bm.ptr, g.offset(b, bm.bs, o, i))
-            with blocks(b, g.n, blk.nc, "jc") as (jc, nc), blocks(b, g.k, blk.kc, "pc") as (pc, kc):
-                first = ir.Constant(I1, 1) if isinstance(pc, int) else b.icmp_signed("==", pc, i64(0))
-                if conv is None:
-                    src_b = gep(b, elem, b_base, add(b, mul(b, pc, bm.rs), mul(b, jc, bm.cs)))
-                    call(b, "pack_b", dt, ok, [packed_b, src_b, kc, nc, bm.rs, bm.cs])
+                if isinstance(i, int) and isinstance(u, int):
+                    call(b, "pad", dt, ok, [src, image] + shape)
                 else:
-                    geometry = [kh, kw, conv.out[1], plane, conv.wp, sh, sw, dh, dw]
-                    call(b, "im2col", dt, ok, [packed_b, b_base, pc, kc, jc, nc] + geometry)
-                with blocks(b, g.m, blk.mc, "ic") as (ic, mc):
-                    a_block = gep(b, elem, a_base, add(b, mul(b, ic, a.rs), mul(b, pc, a.cs)))
-                    c_start = add(b, c_off, add(b, mul(b, ic, g.n), jc))
-                    c_block = gep(b, elem, g.c, c_start)
-                    if conv is None:
-                        args = [packed_a, packed_b, a_block, a.rs, a.cs, src_b, bm.rs, bm.cs]
-                        call(b, "gemm_block", dt, ok, args + [c_block, g.n, mc, nc, kc, first])
+                    first_of_image = b.or_(b.icmp_signed("==", i64(i), i64(0)), b.icmp_signed("==", i64(u), i64(pairs[0])))
+                    with b.if_then(first_of_image):
+                        call(b, "pad", dt, ok, [src, image] + shape)
+        a_base = gep(b, elem, a.ptr, g.offset(b, a.bs, o, i))
+        c_off = g.offset(b, g.c_bs, o, i)
+        if conv is not None:
+            b_base = gep(b, elem, src, mul(b, i, conv.group_channels * plane))
+            x_group = gep(b, elem, image, mul(b, i, conv.group_channels * conv.height * conv.width))
+        else:
+            b_base = gep(b, elem, bm.ptr, g.offset(b, bm.bs, o, i))
+        with blocks(b, cols[1], blk.nc, "jc", cols[0]) as (jc, nc), blocks(b, g.k, blk.kc, "pc") as (pc, kc):
+            first = ir.Constant(I1, 1) if isinstance(pc, int) else b.icmp_signed("==", pc, i64(0))
+            if conv is None:
+                src_b = gep(b, elem, b_base, add(b, mul(b, pc, bm.rs), mul(b, jc, bm.cs)))
+                call(b, "pack_b", dt, ok, [packed_b, src_b, kc, nc, bm.rs, bm.cs])
+            else:
+                geometry = [kh, kw, conv.out[1], plane, conv.wp, sh, sw, dh, dw]
+                call(b, "im2col", dt, ok, [packed_b, b_base, pc, kc, jc, nc] + geometry)
+            with blocks(b, rows[1], blk.mc, "ic", rows[0]) as (ic, mc):
+                a_block = gep(b, elem, a_base, add(b, mul(b, ic, a.rs), mul(b, pc, a.cs)))
+                row_start = add(b, c_off, mul(b, ic, g.n))
+                c_start = add(b, row_start, jc)
+                c_block = gep(b, elem, g.c, c_start)
+                if conv is None:
+                    args = [packed_a, packed_b, a_block, a.rs, a.cs, src_b, bm.rs, bm.cs]
+                    call(b, "gemm_block", dt, ok, args + [c_block, g.n, mc, nc, kc, first])
+                else:
+                    geometry = [conv.height, conv.width, kh, kw, conv.out[1], sh, sw, dh, dw, pt, pl]
+                    args = [packed_a, packed_b, a_block, a.rs, x_group, c_block, g.n, mc, jc, nc, pc, kc]
+                    call(b, "conv_block", dt, ok, args + [first] + geometry)
+                if g.epilogue is not None:
+                    last = add(b, pc, kc)
+                    if isinstance(last, int):
+                        _block_epilogue(b, g, c_start, mc, nc, row_start)
                     else:
-                        geometry = [conv.height, conv.width, kh, kw, conv.out[1], sh, sw, dh, dw, pt, pl]
-                        args = [packed_a, packed_b, a_block, a.rs, x_group, c_block, g.n, mc, jc, nc, pc, kc]
-                        call(b, "conv_block", dt, ok, args + [first] + geometry)
-                    if g.epilogue is not None:
-                        last = add(b, pc, kc)
-                        if isinstance(last, int):
-                            _block_epilogue(b, g, c_start, mc, nc)
-                        else:
-                            with b.if_then(b.icmp_signed("==", last, i64(g.k))):
-                                _block_epilogue(b, g, c_start, mc, nc)
+                        with b.if_then(b.icmp_signed("==", last, i64(g.k))):
+                            _block_epilogue(b, g, c_start, mc, nc, row_start)
     release(b, raws)
 
 
 def _emit_small(b: ir.IRBuilder, g: Gemm, routine: str) -> None:
     """Each batch entry by one call of the runtime's ``dot`` / ``axpy``, then the epilogue
-    over its whole (small) result."""
+    over its whole (small) result.  Threads share the batch entries, or for one entry
+    its columns (in units of whole column tiles of both routines: each element is the
+    same dot product, in the same order, whoever computes it)."""
     elem, a, bm = g.dt.ir, g.a, g.b
     always = ir.Constant(I1, 1)
-    with indices(b, g.batch[0], "so") as o, indices(b, g.batch[1], "si") as i:
+    count = g.batch[0] * g.batch[1]
+    # B is streamed once: the call is bound by reading it, or by the multiply-adds
+    entry_ns = g.k * g.n * max(g.m * MAC_NS, STREAM_NS)
+    cols = (0, g.n)
+    if count > 1:
+        lo, hi = g.split(count, entry_ns) if g.split is not None else (0, count)
+    else:
+        unit = SMALL_COLUMNS * tile_for(g.dt).lanes
+        units = math.ceil(g.n / unit)
+        lo, hi = 0, 1
+        if g.split is not None and units > 1:
+            j0, j1 = g.split(units, entry_ns * unit / g.n)
+            cols = (mul(b, j0, unit), smin(b, mul(b, j1, unit), g.n))
+    with span(b, lo, hi, "su") as u:
+        o, i = _pair(b, u, g.batch[1])
+        j0, j1 = cols
+        width = j1 - j0 if isinstance(j1, int) and isinstance(j0, int) else b.sub(i64(j1), i64(j0))
         a_base = gep(b, elem, a.ptr, g.offset(b, a.bs, o, i))
-        b_base = gep(b, elem, bm.ptr, g.offset(b, bm.bs, o, i))
+        b_base = gep(b, elem, bm.ptr, add(b, g.offset(b, bm.bs, o, i), mul(b, j0, bm.cs)))
         c_off = g.offset(b, g.c_bs, o, i)
-        c = gep(b, elem, g.c, c_off)
+        c = gep(b, elem, g.c, add(b, c_off, j0))
         if routine == "dot":
-            call(b, "dot", g.dt, always, [a_base, a.rs, b_base, bm.cs, c, g.n, g.m, g.n, g.k])
+            call(b, "dot", g.dt, always, [a_base, a.rs, b_base, bm.cs, c, g.n, g.m, width, g.k])
         else:
-            call(b, "axpy", g.dt, always, [a_base, a.rs, a.cs, b_base, bm.rs, c, g.n, g.m, g.n, g.k])
+            call(b, "axpy", g.dt, always, [a_base, a.rs, a.cs, b_base, bm.rs, c, g.n, g.m, width, g.k])
         if g.epilogue is not None:
-            g.epilogue(b, i64(c_off), i64(g.m * g.n))
+            _block_epilogue(b, g, add(b, c_off, j0), g.m, width, c_off)
 
 
-def _block_epilogue(b: ir.IRBuilder, g: Gemm, c_start: IntLike, mc: IntLike, nc: IntLike) -> None:
+SMALL_COLUMNS = 12
+"""Vectors of columns per unit when threads share a few-row GEMM's columns: a multiple
+of every column tile of ``dot`` (3 or 4 columns) and ``axpy`` (2 or 4 vectors)."""
+
+STREAM_NS = 0.1
+"""Estimated time of streaming one element of B from memory (a few-row GEMM's bound)."""
+
+
+def _block_epilogue(b: ir.IRBuilder, g: Gemm, c_start: IntLike, mc: IntLike, nc: IntLike, row_start: IntLike) -> None:
     """Run the fused epilogue over a finished ``mc x nc`` block of C: one run when the
     block spans whole rows (its rows are then contiguous), else one run per row."""
     if isinstance(nc, int) and nc == g.n:
         g.epilogue(b, i64(c_start), i64(mul(b, mc, g.n)))
         return
-    with for_range(b, 0, mc, name="epr", unroll=False) as r:
-        g.epilogue(b, i64(add(b, c_start, mul(b, r.index, g.n))), i64(nc))
+    if isinstance(nc, int):
+        with for_range(b, 0, mc, name="epr", unroll=False) as r:
+            g.epilogue(b, i64(add(b, c_start, mul(b, r.index, g.n))), i64(nc))
+        return
+    # a chunk's columns (threads): whole rows when the chunk has them all (then the
+    # block starts at column 0: ``row_start``, static in an unsplit call, lets LLVM
+    # simplify the epilogue's index arithmetic; measured 5% on a conv + bias + relu)
+    with b.if_else(b.icmp_signed("==", nc, i64(g.n))) as (whole, part):
+        with whole:
+            g.epilogue(b, i64(row_start), i64(mul(b, mc, g.n)))
+        with part:
+            with for_range(b, 0, mc, name="epr", unroll=False) as r:
+                g.epilogue(b, i64(add(b, c_start, mul(b, r.index, g.n))), i64(nc))

@@ -52,7 +52,7 @@ def matmul_gemm(call: AnchorCall) -> Optional[Gemm]:
     else:
         return None
     if g is not None:
-        g.scratch = call.scratch
+        g.scratch, g.split = call.scratch, call.split
     return g
 
 

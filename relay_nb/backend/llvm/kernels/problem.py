@@ -82,6 +82,7 @@ class Gemm:
     epilogue: Optional[Epilogue] = None
     conv: Optional[ConvGeometry] = None
     scratch: Optional[Callable[[int], ir.Value]] = None  # see AnchorCall.scratch
+    split: Optional[Callable[..., tuple]] = None  # see AnchorCall.split
 
     def offset(self, b: ir.IRBuilder, strides: tuple[int, int], o: IntLike, i: IntLike) -> IntLike:
         return add(b, mul(b, o, strides[0]), mul(b, i, strides[1]))
