@@ -49,6 +49,7 @@ print(json.dumps({{
     "lazy": lazy,
     "ir": [k.ir for k in kernels],
     "report": str(lib.report()),
+    "split": [[k._parallel, k._unit_ns, k._chunk_ns] for k in kernels],
 }}))
 """
 
@@ -97,6 +98,8 @@ def test_a_fresh_process_loads_every_kernel_from_disk(populated, tmp_path):
     assert f"{n} native, 0 fell back to numpy; {n} loaded from the disk cache" in warm["report"]
     assert f"0 compiled, {n} loaded from disk" in warm["report"]
     assert warm["report"].count("native (disk cache)") == n
+    # a loaded kernel splits across threads as the compiled one does
+    assert warm["split"] == first["split"] and any(p > 0 for p, _, _ in first["split"])
 
 
 def _truncate(data: bytes, i: int) -> bytes:

@@ -435,6 +435,10 @@ def _disk_meta(lowered, ir_text: str) -> dict:
         "status": bool(lowered.uses_status),
         "errors": [[int(c), str(m)] for c, m in lowered.errors.items()],
         "peeled": [bool(b) for b in lowered.peeled],
+        # how calls split across threads (an entry without them runs whole: still correct)
+        "parallel": int(lowered.parallel),
+        "unit_ns": float(lowered.unit_ns),
+        "chunk_ns": float(lowered.chunk_ns),
         "externals": disk_cache.externals(ir_text),
     }
 
@@ -461,6 +465,7 @@ def _load_kernel(func: Function, name: str, ops: list[str], key: str, symbol: st
             [TensorType(tuple(s), d) for s, d in meta["outputs"]],
             int(meta["workspace"]), bool(meta["status"]), list(ops),
             {int(c): str(m) for c, m in meta["errors"]}, [bool(b) for b in meta["peeled"]],
+            int(meta.get("parallel", 0)), float(meta.get("unit_ns", 0.0)), float(meta.get("chunk_ns", 0.0)),
         )
         externals = [str(e) for e in meta["externals"]]
         for e in externals:
