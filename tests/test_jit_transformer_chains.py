@@ -113,4 +113,6 @@ def test_kernels_differing_only_in_a_compiled_in_exponent_are_not_shared():
     x = np.array([-np.inf, -2.0, 3.0, 1.5], "float32")
     for e in ["2f", "3f", "2.5f", "3.5f", "4f", "2f"]:
         lib = relay.build(relay.parse(f"def @main(%x: Tensor[(4), float32]) {{ power(%x, {e}) }}"))
-        np.testing.assert_allclose(lib(x), np.power(x, np.float32(e[:-1])), rtol=1e-6)
+        with np.errstate(invalid="ignore"):  # a negative base to 2.5 is NaN
+            want = np.power(x, np.float32(e[:-1]))
+        np.testing.assert_allclose(lib(x), want, rtol=1e-6)
