@@ -105,10 +105,13 @@ def test_matmul_transpose_a_batches_leading_axes():
 
 
 def test_many_column_blocks_and_slabs():
-    # N > 4096 splits the columns into blocks, K > 256 into slabs: the epilogue then runs
-    # per row of each block, once, after the last slab
+    # N > driver.NC splits the columns into blocks, K > 256 into slabs: the epilogue then
+    # runs per row of each block, once, after the last slab
     run(relay.nn.matmul, [(14, 300), (300, 4200)], ["float32"] * 2, 300, epilogue=True)
     run(relay.nn.dense, [(130, 520), (4200, 520)], ["float32"] * 2, 520, epilogue=True)
+    # BERT's intermediate matmul: six column blocks, three slabs, two row blocks (6 + 4 rows
+    # past the last full register tile of the second) and a ragged last column panel
+    run(relay.nn.matmul, [(130, 768), (768, 3081)], ["float32"] * 2, 768, epilogue=True)
 
 
 @pytest.mark.parametrize("m,k,n", [(0, 5, 4), (4, 0, 5), (4, 5, 0), (20, 0, 17)])

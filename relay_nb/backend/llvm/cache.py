@@ -311,14 +311,21 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 class _Abstract(ExprMutator):
-    """Replaces each constant by a variable of its type: what is left is the skeleton."""
+    """Replaces each constant by a variable of its type, but those in ``keep`` (compiled in
+    by value): what is left is the skeleton."""
+
+    def __init__(self, keep: set):
+        super().__init__()
+        self.keep = keep
 
     def visit_constant(self, const: Constant):
-        return Var("c", const._checked_type)
+        return const if const in self.keep else Var("c", const._checked_type)
 
 
 def _skeleton(func: Function) -> Function:
-    return _Abstract().visit(func)
+    from .codegen.lower import inlined_constants
+
+    return _Abstract(inlined_constants(func)).visit(func)
 
 
 def _key(func: Function, skeleton: Function) -> tuple:

@@ -312,16 +312,21 @@ class KernelBuilder:
         return node
 
     @contextmanager
-    def nest(self, shape: Sequence[int], flat: bool = False) -> Iterator[Index]:
+    def nest(self, shape: Sequence[int], flat: bool = False, interleave: int = 0) -> Iterator[Index]:
         """Loops over every element of ``shape`` in row-major order: one flat loop
-        (``flat=True``) or one loop per axis."""
+        (``flat=True``) or one loop per axis; ``interleave``: the innermost loop's hint
+        (see :meth:`loop`)."""
         shape = tuple(shape)
         if flat or len(shape) <= 1:
-            with self.loop(math.prod(shape), "f") as i:
+            with self.loop(math.prod(shape), "f", interleave=interleave) as i:
                 yield Index(self.builder, shape, flat=i)
             return
         with ExitStack() as stack:
-            dims = [stack.enter_context(self.loop(n, f"d{k}")) for k, n in enumerate(shape)]
+            last = len(shape) - 1
+            dims = [
+                stack.enter_context(self.loop(n, f"d{k}", interleave=interleave if k == last else 0))
+                for k, n in enumerate(shape)
+            ]
             yield Index(self.builder, shape, dims=dims)
 
     # -- threads ---------------------------------------------------------------------------------
@@ -357,7 +362,8 @@ class KernelBuilder:
 
     @contextmanager
     def split_nest(
-        self, shape: Sequence[int], flat: bool = False, element_ns: Optional[float] = None, unit: int = FLAT_UNIT
+        self, shape: Sequence[int], flat: bool = False, element_ns: Optional[float] = None, unit: int = FLAT_UNIT,
+        interleave: int = 0,
     ) -> Iterator[Index]:
         """:meth:`nest` whose outer range is split across threads (see :meth:`split`):
         a flat loop in units of :data:`FLAT_UNIT` elements (chunk edges stay on vector
@@ -365,12 +371,12 @@ class KernelBuilder:
         enough rows to share).  ``element_ns``: the estimated time of one element of the
         nest (default: one element of the kernel's fused elementwise ops); ``unit``: the
         elements per unit of a flat loop (1 when the body is a loop of its own, which
-        the vectorizer then works on instead)."""
+        the vectorizer then works on instead); ``interleave``: the innermost loop's hint."""
         shape = tuple(shape)
         size = math.prod(shape)
         ns = self.element_ns if element_ns is None else element_ns
         if not self.splittable or self.parallel or size < 2 * unit:
-            with self.nest(shape, flat) as index:
+            with self.nest(shape, flat, interleave) as index:
                 yield index
             return
         b = self.builder
@@ -379,7 +385,7 @@ class KernelBuilder:
             start = b.mul(lo, i64(unit))
             stop = b.mul(hi, i64(unit))
             stop = b.select(b.icmp_signed("<", stop, i64(size)), stop, i64(size))
-            with self.loop(stop, "f", start=start) as i:
+            with self.loop(stop, "f", start=start, interleave=interleave) as i:
                 yield Index(b, shape, flat=i)
             return
         lead = 1
@@ -396,7 +402,11 @@ class KernelBuilder:
             for n in reversed(shape[:lead]):  # row u -> its leading coordinates
                 outer.append(b.urem(u, i64(n)) if n > 1 else i64(0))
                 u = b.udiv(u, i64(n)) if n > 1 else u
-            dims = outer[::-1] + [stack.enter_context(self.loop(n, f"d{k + lead}")) for k, n in enumerate(shape[lead:])]
+            inner = len(shape) - lead - 1
+            dims = outer[::-1] + [
+                stack.enter_context(self.loop(n, f"d{k + lead}", interleave=interleave if k == inner else 0))
+                for k, n in enumerate(shape[lead:])
+            ]
             yield Index(b, shape, dims=dims)
 
     # -- intrinsics ----------------------------------------------------------------------------

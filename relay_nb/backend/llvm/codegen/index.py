@@ -135,7 +135,40 @@ def reshaped(index: Index, shape: Sequence[int]) -> Index:
     shape = tuple(shape)
     if shape == index.shape:
         return index
-    return index.derived(("reshape", shape), lambda: Index(index.builder, shape, flat=index.flat()))
+    if index._dims is None or index.size == 0:
+        return index.derived(("reshape", shape), lambda: Index(index.builder, shape, flat=index.flat()))
+    # with coordinates known, carry them across the axis groups the two shapes share:
+    # (128, 3072) -> (1, 128, 3072) keeps (i, j); re-deriving them from the flat offset
+    # costs a division and a remainder per element, which stops the vectorizer (a fused
+    # matmul bias + GELU ran 14x slower for it)
+    return index.derived(("reshape", shape), lambda: Index(index.builder, shape, dims=_regrouped(index, shape), flat=index._flat))
+
+
+def _regrouped(index: Index, shape: tuple) -> list[ir.Value]:
+    """``index``'s coordinates in the same-size ``shape``: both shapes are cut where their
+    suffix products agree, and in each group the group's own flat offset is split again
+    (nothing to split where the new group is one axis)."""
+    b, old, dims = index.builder, index.shape, index._dims
+    at_old, at_new = _cuts(old), _cuts(shape)
+    common = sorted(set(at_old) & set(at_new))  # 1 and the size, at least
+    out: list[ir.Value] = [i64(0)] * len(shape)
+    for small, big in zip(common, common[1:]):
+        o0, o1, n0, n1 = at_old[big], at_old[small], at_new[big], at_new[small]
+        flat = Index(b, old[o0:o1], dims=dims[o0:o1]).flat() if o1 > o0 else i64(0)
+        part = [flat] if n1 - n0 == 1 else Index(b, shape[n0:n1], flat=flat).dims()
+        out[n0:n1] = part
+    return out
+
+
+def _cuts(shape: tuple) -> dict[int, int]:
+    """Suffix product -> the axis where the suffix starts (the last such axis, except the
+    whole size, which starts at 0 so that leading unit axes fall in a group)."""
+    cuts, acc = {1: len(shape)}, 1
+    for k in range(len(shape) - 1, -1, -1):
+        acc *= shape[k]
+        cuts.setdefault(acc, k)
+    cuts[acc] = 0
+    return cuts
 
 
 __all__ = ["Index", "broadcast", "reshaped", "strides"]
