@@ -249,7 +249,9 @@ def measure(name: str, build, browser) -> list[dict]:
     print(f"# {name}: {calls} calls, {len(h.nodes)} nodes, {len(h.groups)} groups; "
           f"model built in {t_model:.1f} s", flush=True)  # fmt: skip
     if browser is not None:
-        rows[0].update(browser(data, svg))
+        # A fresh page per run (the first "expand all" lays out with nothing cached); medians.
+        runs = [browser(data, svg) for _ in range(browser.repeat)]
+        rows[0].update({k: statistics.median(r[k] for r in runs) for k in runs[0]})
     return rows
 
 
@@ -338,9 +340,20 @@ def browser_timer():
                  return new Promise((ok) => requestAnimationFrame(() => ok(performance.now() - t)));
                }"""
         )
+        # "expand all" the first time (nothing cached), back to the first view, and again.
+        click_all, click_top = (
+            """([sel]) => {
+                 const t = performance.now();
+                 document.querySelector(sel).dispatchEvent(new MouseEvent("click", {bubbles: true}));
+                 return new Promise((ok) => requestAnimationFrame(() => setTimeout(() => ok(performance.now() - t), 0)));
+               }""", ".relay-ex-all"), ".relay-ex-top"
+        expand_all = page.evaluate(click_all[0], [click_all[1]])
+        collapse = page.evaluate(click_all[0], [click_top])
+        expand_again = page.evaluate(click_all[0], [click_all[1]])
         page.close()
         return {"browser_first_ms": first, "browser_toggle_ms": toggle, "browser_search_ms": search,
-                "browser_zoom_ms": zoom}  # fmt: skip
+                "browser_zoom_ms": zoom, "browser_all_ms": expand_all, "browser_top_ms": collapse,
+                "browser_all2_ms": expand_again}  # fmt: skip
 
     run.close = lambda: (chromium.close(), pw.stop())
     return run
@@ -353,14 +366,20 @@ def _fmt(v, spec):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="ResNet-50 only")
+    ap.add_argument("--only", default="", help="only the models whose name contains this")
+    ap.add_argument("--repeat", type=int, default=3, help="browser runs per model (medians)")
     ap.add_argument("--browser", action="store_true", help="also time the view in headless Chromium")
     args = ap.parse_args()
     timer = browser_timer() if args.browser else None
+    if timer is not None:
+        timer.repeat = args.repeat
     if args.browser and timer is None:
         print("# no browser: Chromium or Playwright unavailable", flush=True)
     rows = []
     try:
         for name, build in models(args.quick):
+            if args.only.lower() not in name.lower():
+                continue
             rows.extend(measure(name, build, timer))
     finally:
         if timer is not None:
@@ -373,7 +392,9 @@ def main() -> None:
             ("search_ms", ">10.1f", "search ms")]  # fmt: skip
     if timer is not None:
         cols += [("browser_first_ms", ">12.0f", "browser 1st"), ("browser_toggle_ms", ">10.0f", "b.toggle"),
-                 ("browser_search_ms", ">9.0f", "b.search"), ("browser_zoom_ms", ">7.0f", "b.zoom")]  # fmt: skip
+                 ("browser_search_ms", ">9.0f", "b.search"), ("browser_zoom_ms", ">7.0f", "b.zoom"),
+                 ("browser_all_ms", ">7.0f", "b.all"), ("browser_top_ms", ">7.0f", "b.top"),
+                 ("browser_all2_ms", ">7.0f", "b.all2")]  # fmt: skip
     print(" ".join(format(title, spec.split(".")[0]) for _, spec, title in cols))
     for r in rows:
         print(" ".join(_fmt(r.get(k), spec) if k not in ("model", "view") else format(r[k], spec)

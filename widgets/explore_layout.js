@@ -191,6 +191,8 @@ function layoutView(m, view, cache = new Map()) {
     let lay = cache.get(sig.get(c));
     if (!lay) lay = rowsLayout(children.get(c), lifted.get(c) || [], sizes, m, view);
     if (!lay) lay = chainLayout(children.get(c), lifted.get(c) || [], sizes, m, view);
+    const shape = lay ? null : shapeKey(children.get(c), lifted.get(c) || [], sizes, m, view);
+    if (!lay && cache.has(shape)) lay = translated(cache.get(shape), children.get(c));
     if (!lay) {
       const g = new dagre.graphlib.Graph({ multigraph: false });
       g.setGraph({ rankdir: "TB", ranker: "network-simplex", nodesep: GAP, ranksep: RANK_GAP, marginx: 0, marginy: 0 });
@@ -217,6 +219,7 @@ function layoutView(m, view, cache = new Map()) {
         h = Math.max(h, n.y + n.height / 2);
       }
       lay = { rel, w, h };
+      cache.set(shape, { rels: children.get(c).map((k) => rel.get(k)), w, h });
     }
     cache.set(sig.get(c), lay);
     layouts.set(c, lay);
@@ -240,6 +243,25 @@ function layoutView(m, view, cache = new Map()) {
   place(-1, 0, 0);
   const top = sizes.get(-1);
   return { pos, boxes, width: top.w, height: top.h };
+}
+
+// The key of a group's layout problem: its children's box sizes in order and its edges
+// as pairs of child positions.  dagre's result depends on nothing else, so groups with
+// equal keys (the layers of a transformer, the units of a ResNet stage) get the same
+// layout: "expand all" on a 24-layer decoder runs dagre for two layers (h.0-h.9 and
+// h.10-h.23 differ in label width), not 24.
+function shapeKey(kids, edges, sizes, m, view) {
+  const at = new Map(kids.map((k, i) => [k, i]));
+  const dims = kids.map((k) => {
+    const b = typeof k === "number" ? sizes.get(k) : itemBox(m, view.items.get(k));
+    return `${b.w}x${b.h}`;
+  });
+  return `shape:${dims.join(",")}|${edges.map(([a, b]) => `${at.get(a)}>${at.get(b)}`).join(",")}`;
+}
+
+// A layout found by shape, given to this group's children (same positions, in order).
+function translated(shape, kids) {
+  return { rel: new Map(kids.map((k, i) => [k, shape.rels[i]])), w: shape.w, h: shape.h };
 }
 
 const GAP = 16;
