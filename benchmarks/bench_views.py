@@ -293,7 +293,7 @@ def browser_timer():
     esm = explorer_esm()
     css = read_asset("graph_explorer.css")
 
-    def run(data: dict, svg: str) -> dict:
+    def new_page():
         page = chromium.new_page(viewport={"width": 1400, "height": 900})
         page.set_default_timeout(600_000)
         page.set_content(PAGE.format(css=css))
@@ -302,9 +302,60 @@ def browser_timer():
             """async ([esm]) => {
                  const url = URL.createObjectURL(new Blob([esm], {type: "text/javascript"}));
                  window.__explorer = (await import(url)).default;
+                 window.__tasks = [];  // long tasks (> 50 ms): how long the page stops responding
+                 new PerformanceObserver((list) => {
+                   for (const e of list.getEntries()) window.__tasks.push([e.startTime, e.duration]);
+                 }).observe({type: "longtask"});
                }""",
             [esm],
         )
+        return page
+
+    def run(data: dict, svg: str) -> dict:
+        # "expand all" at once, before the background layout of a big model has run.
+        page = new_page()
+        cold = page.evaluate(
+            """([data]) => {
+                 const model = window.__model({data, expanded: data.expanded, selected: "", query: "", title: ""});
+                 window.__explorer.render({model, el: document.getElementById("root")});
+                 const root = document.getElementById("root");
+                 const items = root.dataset.items;
+                 const t = performance.now();
+                 document.querySelector(".relay-ex-all").dispatchEvent(new MouseEvent("click", {bubbles: true}));
+                 // The first frame after the click (the drawing, or the layout's progress),
+                 // then the frame with everything drawn.
+                 return new Promise((ok) => requestAnimationFrame(() => {
+                   const shown = performance.now() - t;
+                   const done = () => root.dataset.items !== items
+                     ? ok([shown, performance.now() - t]) : requestAnimationFrame(done);
+                   done();
+                 }));
+               }""",
+            [data],
+        )
+        page.close()
+        # The background layout after the first view: how long, and the longest task
+        # meanwhile (the page not responding to events).
+        page = new_page()
+        warm = page.evaluate(
+            """([data]) => {
+                 const model = window.__model({data, expanded: data.expanded, selected: "", query: "", title: ""});
+                 const root = document.getElementById("root");
+                 window.__explorer.render({model, el: root});
+                 return new Promise((ok) => requestAnimationFrame(() => setTimeout(() => {
+                   const t = performance.now();
+                   const wait = () => {
+                     if (!root.dataset.warmed) return setTimeout(wait, 5);
+                     const tasks = window.__tasks.filter((e) => e[0] >= t).map((e) => e[1]);
+                     ok([performance.now() - t, Math.max(0, ...tasks)]);
+                   };
+                   wait();
+                 }, 0)));
+               }""",
+            [data],
+        )
+        page.close()
+        page = new_page()
         first = page.evaluate(
             """([data]) => {
                  const model = window.__model({data, expanded: data.expanded, selected: "", query: "", title: ""});
@@ -340,7 +391,9 @@ def browser_timer():
                  return new Promise((ok) => requestAnimationFrame(() => ok(performance.now() - t)));
                }"""
         )
-        # "expand all" the first time (nothing cached), back to the first view, and again.
+        # The background layout done, "expand all" the first time, back to the first view,
+        # and again; the longest task after the first view (the page not responding).
+        page.wait_for_function("() => document.getElementById('root').dataset.warmed")
         click_all, click_top = (
             """([sel]) => {
                  const t = performance.now();
@@ -353,7 +406,8 @@ def browser_timer():
         page.close()
         return {"browser_first_ms": first, "browser_toggle_ms": toggle, "browser_search_ms": search,
                 "browser_zoom_ms": zoom, "browser_all_ms": expand_all, "browser_top_ms": collapse,
-                "browser_all2_ms": expand_again}  # fmt: skip
+                "browser_all2_ms": expand_again, "browser_cold_ms": cold[0], "browser_cold_done_ms": cold[1],
+                "browser_warm_ms": warm[0], "browser_task_ms": warm[1]}  # fmt: skip
 
     run.close = lambda: (chromium.close(), pw.stop())
     return run
@@ -394,7 +448,9 @@ def main() -> None:
         cols += [("browser_first_ms", ">12.0f", "browser 1st"), ("browser_toggle_ms", ">10.0f", "b.toggle"),
                  ("browser_search_ms", ">9.0f", "b.search"), ("browser_zoom_ms", ">7.0f", "b.zoom"),
                  ("browser_all_ms", ">7.0f", "b.all"), ("browser_top_ms", ">7.0f", "b.top"),
-                 ("browser_all2_ms", ">7.0f", "b.all2")]  # fmt: skip
+                 ("browser_all2_ms", ">7.0f", "b.all2"), ("browser_cold_ms", ">7.0f", "b.cold"),
+                 ("browser_cold_done_ms", ">7.0f", "b.done"),
+                 ("browser_warm_ms", ">7.0f", "b.warm"), ("browser_task_ms", ">7.0f", "b.task")]  # fmt: skip
     print(" ".join(format(title, spec.split(".")[0]) for _, spec, title in cols))
     for r in rows:
         print(" ".join(_fmt(r.get(k), spec) if k not in ("model", "view") else format(r[k], spec)

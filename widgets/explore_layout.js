@@ -145,6 +145,17 @@ function itemBox(m, info) {
 // Returns {pos: Map key -> {x, y, w, h} absolute top-left, boxes: Map cluster ->
 // {x, y, w, h}, width, height}.
 function layoutView(m, view, cache = new Map()) {
+  const steps = layoutSteps(m, view, cache);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+// layoutView as a generator that yields [done, total] open groups after each dagre run
+// (the only slow part, up to tens of ms for a transformer's attention block): the widget
+// lays out a big model in slices between events with it, so the page keeps responding.
+function* layoutSteps(m, view, cache) {
   const children = new Map([[-1, []]]);
   for (const c of view.clusters.keys()) children.set(c, []);
   for (const [key, info] of view.items) children.get(info.parent).push(key);
@@ -220,6 +231,7 @@ function layoutView(m, view, cache = new Map()) {
       }
       lay = { rel, w, h };
       cache.set(shape, { rels: children.get(c).map((k) => rel.get(k)), w, h });
+      yield [layouts.size + 1, order.length]; // progress: groups laid out, of all open
     }
     cache.set(sig.get(c), lay);
     layouts.set(c, lay);
