@@ -1,6 +1,6 @@
 """The graph explorer on real-model sizes (issue 15 §3): build, layout, payload.
 
-    python benchmarks/bench_views.py              # GPT-2 (12-layer decoder), ResNet-50, 24-layer decoder
+    python benchmarks/bench_views.py              # GPT-2, ResNet-50, Inception v3, 24-layer decoder, RNN-T
     python benchmarks/bench_views.py --quick      # ResNet-50 only
     python benchmarks/bench_views.py --browser    # + the front end timed in headless Chromium
 
@@ -117,6 +117,53 @@ def decoder(layers: int = 12, d: int = 768, n_head: int = 12, seq: int = 64, voc
     return relay.transform.InferType()(relay.IRModule.from_expr(fn))
 
 
+def rnnt(frames: int = 320, labels: int = 40, feat: int = 240, enc: int = 1024, pred: int = 320,
+         joint: int = 512, vocab: int = 29):
+    """An RNN-T shaped like MLPerf's (the issue's 1.9 MB printout, not downloadable here),
+    through the ONNX importer, which unrolls each LSTM over its sequence: encoder (2 LSTM
+    layers, time stacked by 2, 3 more), predictor (embedding, 2 LSTM layers), joint net.
+    320 frames and 40 labels print 1.8 MB: 18,000 calls.  Weights are graph inputs named
+    as PyTorch's state dict (no arrays to make)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from onnx_models import Builder
+
+    b = Builder(0)
+    x = b.input("features", [frames, 1, feat])
+    y = b.input("labels", [labels, 1], elem=7)  # int64
+
+    def lstm(x, din, hidden, prefix, layers):
+        path = "/" + prefix.replace(".", "/")
+        for i in range(layers):
+            w = b.input(f"{prefix}.weight_ih_l{i}", [1, 4 * hidden, din if i == 0 else hidden])
+            r = b.input(f"{prefix}.weight_hh_l{i}", [1, 4 * hidden, hidden])
+            bias = b.input(f"{prefix}.bias_l{i}", [1, 8 * hidden])
+            out, _, _ = b.op("LSTM", [x, w, r, bias], n_out=3, name=f"{path}/LSTM_{i}", hidden_size=hidden)
+            x = b.op("Squeeze", [out, b.ints([1])], name=f"{path}/Squeeze_{i}")
+        return x
+
+    def linear(t, din, dout, prefix):
+        w, bias = b.input(f"{prefix}.weight", [din, dout]), b.input(f"{prefix}.bias", [dout])
+        path = "/" + prefix.replace(".", "/")
+        return b.op("Add", [b.op("MatMul", [t, w], name=f"{path}/MatMul"), bias], name=f"{path}/Add")
+
+    h = lstm(x, feat, enc, "encoder.pre_rnn.lstm", 2)
+    # StackTime: (T, 1, H) -> (T/2, 1, 2H)
+    h = b.op("Transpose", [h], perm=[1, 0, 2], name="/encoder/stack_time/Transpose")
+    h = b.op("Reshape", [h, b.ints([1, frames // 2, 2 * enc])], name="/encoder/stack_time/Reshape")
+    h = b.op("Transpose", [h], perm=[1, 0, 2], name="/encoder/stack_time/Transpose_1")
+    h = lstm(h, 2 * enc, enc, "encoder.post_rnn.lstm", 3)
+    g = b.op("Gather", [b.input("prediction.embed.weight", [vocab - 1, pred]), y], axis=0,
+             name="/prediction/embed/Gather")  # fmt: skip
+    g = lstm(g, pred, pred, "prediction.dec_rnn.lstm", 2)
+    # joint: f (1, T, 1, J) + g (1, 1, U, J), relu, linear to the vocabulary
+    f = linear(b.op("Transpose", [h], perm=[1, 0, 2], name="/joint/Transpose"), enc, joint, "joint_enc")
+    f = b.op("Unsqueeze", [f, b.ints([2])], name="/joint/Unsqueeze")
+    g = linear(b.op("Transpose", [g], perm=[1, 0, 2], name="/joint/Transpose_1"), pred, joint, "joint_pred")
+    g = b.op("Unsqueeze", [g, b.ints([1])], name="/joint/Unsqueeze_1")
+    z = b.op("Relu", [b.op("Add", [f, g], name="/joint/Add")], name="/joint/net/Relu")
+    return relay.frontend.from_onnx(b.model(linear(z, joint, vocab, "joint.net.2")), freeze_params=False)[0]
+
+
 def models(quick: bool) -> list[tuple[str, object]]:
     out = []
     if not quick:
@@ -125,6 +172,7 @@ def models(quick: bool) -> list[tuple[str, object]]:
     if not quick:
         out.append(("Inception v3", lambda: relay.testing.inception_v3.get_workload()[0]))
         out.append(("24-layer decoder (GPT-2 medium)", lambda: decoder(24, d=1024, n_head=16)))
+        out.append(("RNN-T (ONNX, 1.8 MB printout)", rnnt))
     return out
 
 
