@@ -504,3 +504,24 @@ console.log(JSON.stringify(out));
     # Layer 0 also holds the input %x; the others are the same picture.
     second = six["layers"]["/@main/h/1"]
     assert len(second) == 5 and all(six["layers"][f"/@main/h/{i}"] == second for i in range(2, 6))
+
+
+def test_a_very_wide_group_opens_to_runs_of_runs():
+    """1,500 ops in one group: runs of 32 nodes, gathered in runs of runs, so no group
+    opens to more than tens of items (an unrolled LSTM opened to 418 runs: a picture
+    no one reads, and seconds of layout)."""
+    x = relay.var("x", shape=(2,))
+    y = x
+    for k in range(1500):
+        y = relay.exp(y) if k % 2 else relay.negative(y)
+    h = relay.viz.hierarchy(relay.IRModule.from_expr(relay.Function([x], y)))
+    widest = max(len(g.groups) + len(g.nodes) for g in h.groups.values())
+    assert widest <= 40, widest
+    runs = [g for g in h.groups.values() if g.kind == "range"]
+    outer = [g for g in runs if g.groups]
+    assert outer and all(h.groups[k].parent == g.id for g in outer for k in g.groups)
+    assert all(len(g.nodes) <= 32 for g in runs)
+    # Every node is in exactly one run, and the runs keep program order.
+    placed = [i for g in runs for i in g.nodes]
+    assert sorted(placed) == sorted(i for i in h.nodes if h.path(i).split("/")[-1].startswith("#"))
+    assert len(h.view(h.initial()).items) <= 40
