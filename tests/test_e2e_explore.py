@@ -179,3 +179,35 @@ def test_explore_a_zoo_model_in_jupyterlab(browser, tmp_path):
         if context is not None:
             context.close()
         server.stop()
+
+
+# -- standalone pages: the widgets' CSS and JS without JupyterLab --------------------------------
+
+
+def _page(browser, css: str, body: str = ""):
+    page = browser.new_page(viewport={"width": 1200, "height": 800})
+    page.set_content(f'<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head>'
+                     f'<body><div id="root" style="width:1100px">{body}</div></body></html>')  # fmt: skip
+    return page
+
+
+def test_the_stepper_diff_shows_long_lines_whole(browser):
+    """The side-by-side diff wraps a long line instead of cutting it at the column edge
+    (a real model's parameter list is one line of thousands of characters)."""
+    from relay_nb.notebook._assets import read_asset
+    from relay_nb.notebook.stepper import diff_html
+
+    params = ", ".join(f"%layer{k}.weight: Tensor[(1024, 1024), float32]" for k in range(30))
+    before = f"def @main({params}) {{\n  %x\n}}\n"
+    after = before.replace("%x\n", "%y\n")
+    page = _page(browser, read_asset("stepper.css"), diff_html(before, after, context=None))
+    try:
+        cells = page.evaluate(
+            """() => [...document.querySelectorAll('.relay-diff td:not(.relay-diff-lineno)')]
+                 .map((td) => [td.textContent.length, td.scrollWidth - td.clientWidth, td.getBoundingClientRect().right])"""
+        )
+        assert max(n for n, _, _ in cells) > 1000
+        assert all(hidden <= 1 for _, hidden, _ in cells), cells  # nothing cut off
+        assert all(right <= 1100 + 8 for _, _, right in cells)  # nor pushed out of the page
+    finally:
+        page.close()
