@@ -134,27 +134,85 @@ function render({ model, el: root }) {
     info.append(table);
   }
 
+  // A long program text (the RNN-T printout: 24,000 lines) keeps only the lines near
+  // the scroll position in the DOM, redrawn as it scrolls: drawing every line took 4 of
+  // the 5 s of its first view.  A short one is drawn whole.
+  const VIRTUAL_LINES = 3000;
+  const LINE_H = 16; // px, fixed by the CSS of .relay-ex-text-virtual
+  let lines = [];
+  let virtual = false;
+  let shownLines = [0, 0]; // lines [a, b) (0-based) in the DOM
+  const marks = new Map(); // class -> [first, last] marked line (1-based)
+  let textWindow = null;
+
+  function lineDiv(i) {
+    const div = el("div", "relay-ex-line");
+    div.append(el("span", "relay-ex-lineno", String(i + 1)), el("span", "relay-ex-code", lines[i]));
+    return div;
+  }
+
+  function applyMarks(cls, first, last) {
+    const a = Math.max(first - 1, shownLines[0]);
+    const b = Math.min(last, shownLines[1]);
+    for (let i = a; i < b; i++) lineNodes[i - shownLines[0]].classList.add(cls);
+  }
+
+  function fillText() {
+    if (!virtual) return;
+    const h = code.clientHeight || 560;
+    const a = Math.max(0, Math.floor(code.scrollTop / LINE_H) - 20);
+    const b = Math.min(lines.length, Math.ceil((code.scrollTop + h) / LINE_H) + 20);
+    if (a >= shownLines[0] && b <= shownLines[1]) return;
+    shownLines = [Math.max(0, a - 100), Math.min(lines.length, b + 100)];
+    lineNodes = [];
+    const frag = document.createDocumentFragment();
+    for (let i = shownLines[0]; i < shownLines[1]; i++) {
+      lineNodes.push(lineDiv(i));
+      frag.append(lineNodes[lineNodes.length - 1]);
+    }
+    textWindow.style.top = `${shownLines[0] * LINE_H}px`;
+    textWindow.replaceChildren(frag);
+    for (const [cls, [first, last]] of marks) applyMarks(cls, first, last);
+  }
+  code.addEventListener("scroll", fillText, { passive: true });
+
   function markLines(key, cls, scroll) {
     for (const l of code.querySelectorAll("." + cls)) l.classList.remove(cls);
+    marks.delete(cls);
     if (!key || !m.nodeIndex.has(key)) return;
     const n = m.nodes[m.nodeIndex.get(key)];
-    if (!n.line) return;
-    for (let i = n.line; i <= (n.end || n.line) && i <= lineNodes.length; i++) lineNodes[i - 1].classList.add(cls);
-    if (scroll && lineNodes[n.line - 1]) {
+    if (!n.line || n.line > lines.length) return;
+    const last = Math.min(n.end || n.line, lines.length);
+    marks.set(cls, [n.line, last]);
+    if (scroll && virtual) {
+      code.scrollTop = (n.line - 1) * LINE_H - code.clientHeight / 3;
+      fillText();
+    } else if (scroll) {
       const line = lineNodes[n.line - 1];
       code.scrollTop = line.offsetTop - code.offsetTop - code.clientHeight / 3;
     }
+    applyMarks(cls, n.line, last);
   }
 
   function drawText() {
-    const text = (model.get("data") || {}).text || "";
+    lines = ((model.get("data") || {}).text || "").split("\n");
+    virtual = lines.length > VIRTUAL_LINES;
+    code.classList.toggle("relay-ex-text-virtual", virtual);
+    marks.clear();
+    if (virtual) {
+      const spacer = el("div", "relay-ex-text-spacer");
+      spacer.style.height = `${lines.length * LINE_H}px`;
+      textWindow = el("div", "relay-ex-text-window");
+      spacer.append(textWindow);
+      code.replaceChildren(spacer);
+      shownLines = [0, 0];
+      lineNodes = [];
+      fillText();
+      return;
+    }
     const frag = document.createDocumentFragment();
-    lineNodes = text.split("\n").map((line, i) => {
-      const div = el("div", "relay-ex-line");
-      div.append(el("span", "relay-ex-lineno", String(i + 1)), el("span", "relay-ex-code", line));
-      frag.append(div);
-      return div;
-    });
+    lineNodes = lines.map((_, i) => frag.appendChild(lineDiv(i)));
+    shownLines = [0, lines.length];
     code.replaceChildren(frag);
   }
 
