@@ -341,6 +341,11 @@ def test_the_explorer_widget_carries_the_static_svg_and_syncs_its_state():
     # The payload is compact: one row per node, edges as index pairs.
     assert len(view.data["nodes"]) == len(view.hierarchy.nodes)
     assert len(view.data["edges"]) == 2 * len(view.hierarchy.edges)
+    # Labels, kinds, types, attrs and fills are indices into one table of distinct strings.
+    strings, rows = view.data["strings"], view.data["nodes"]
+    assert len(set(strings)) == len(strings)
+    assert [strings[r[1]] for r in rows] == [n.label.split("\n")[0] for n in view.hierarchy.nodes.values()]
+    assert [strings[r[4]] for r in rows] == [n.type_text for n in view.hierarchy.nodes.values()]
 
 
 def test_explorer_assets_ship_dagre_with_its_license():

@@ -6,7 +6,8 @@
 //
 // Data (relay_nb/viz/explore.py explore_data): groups [[id, label, kind, parent, size, ops]]
 // parents first; nodes [[id, label, kind, group, type, attrs, line, end_line, fill, op,
-// uses]]; edges [tail, head, tail, head, ...] as node indices.
+// uses]] with label, kind, type, attrs and fill indices into strings; edges [tail, head,
+// tail, head, ...] as node indices.
 
 function exploreModel(data) {
   const groups = data.groups.map(([id, label, kind, parent, size, ops], i) => ({
@@ -18,8 +19,9 @@ function exploreModel(data) {
       g.depth = groups[g.parent].depth + 1;
     }
   }
+  const S = data.strings || [];
   const nodes = data.nodes.map(([id, label, kind, group, type, attrs, line, end, fill, op, uses], i) => ({
-    i, id, label, kind, group, type, attrs, line, end, fill, op, uses,
+    i, id, label: S[label], kind: S[kind], group, type: S[type], attrs: S[attrs], line, end, fill: S[fill], op, uses,
   }));
   for (const n of nodes) if (n.group >= 0) groups[n.group].nodes.push(n.i);
   const groupIndex = new Map(groups.map((g) => [g.id, g.i]));

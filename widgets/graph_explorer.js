@@ -670,7 +670,7 @@ function render({ model, el: root }) {
 
   function load() {
     const data = model.get("data") || {};
-    m = exploreModel({ groups: data.groups || [], nodes: data.nodes || [], edges: data.edges || [] });
+    m = exploreModel({ groups: data.groups || [], nodes: data.nodes || [], edges: data.edges || [], strings: data.strings || [] });
     for (const n of m.nodes) n.hl = (data.nodes[n.i] || [])[11] === 1;
     computeHot();
     cache = new Map();
