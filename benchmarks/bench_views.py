@@ -14,7 +14,12 @@ For each model, one row per view (the first, collapsed view; everything expanded
                     the alternative the issue names;
 * ``toggle ms``   — opening one group of the first view (median and max over its groups;
                     only the toggled group's ancestors are laid out again);
-* with ``--browser``: first draw, a group toggle, a search jump and a zoom in Chromium.
+* with ``--browser`` (medians over ``--repeat`` fresh pages): first draw, a group toggle,
+  a search jump and a zoom in Chromium; "expand all" once the background layout is done
+  (``b.all``), back to the first view (``b.top``) and again (``b.all2``); "expand all"
+  clicked at once (``b.cold``: the first frame after the click, showing the layout's
+  progress; ``b.done``: everything drawn); the background layout (``b.warm``) and the
+  longest task meanwhile (``b.task``: how long the page may not answer a click).
 
 Targets: first view <= 2 s, each toggle / search / zoom <= 200 ms, <= 2 MB per view.
 The transformer is built with the builder API the way TVM's PyTorch importer prints

@@ -14,7 +14,10 @@ measures it against Graphviz per group: Graphviz is faster per group (2-7x on a 
 open transformer), but in Chromium a toggle takes 4-50 ms and a first draw 150-370 ms on
 GPT-2 / ResNet-50 / 24-layer sizes, well inside the budget, so the round trip would buy
 nothing.  Groups shaped like a weight module (inputs into one op) or a chain (layers,
-stages) skip dagre altogether.
+stages) skip dagre altogether, and groups with the same layout problem (a model's
+repeated layers) share one layout.  A big view draws only what is on screen, without
+labels when zoomed out too far to read them, and a big model lays out "expand all" in
+the background after its first view (see ``widgets/graph_explorer.js``).
 """
 
 from __future__ import annotations
