@@ -189,6 +189,7 @@ function* layoutSteps(m, view, cache) {
   }
   const order = [...view.clusters.keys()].sort((x, y) => m.groups[y].depth - m.groups[x].depth);
   order.push(-1);
+  yield [0, order.length]; // lifting a big view's edges is a slice of its own
   const sizes = new Map(); // cluster -> {w, h}
   const sig = new Map(); // cluster -> its id and its open subgroups', nested
   const layouts = new Map(); // cluster -> layout in this view
