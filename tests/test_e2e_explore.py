@@ -20,6 +20,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
+import relay_nb as relay
 from e2e.browser import browser  # noqa: F401  (the fixture)
 from e2e.lab import NOTEBOOK, error_outputs, open_notebook, run_all_cells, wait_until_executed
 from e2e.server import start_lab
@@ -209,3 +211,103 @@ def test_explore_a_model_in_jupyterlab(browser, tmp_path, case):  # noqa: F811
         if context is not None:
             context.close()
         server.stop()
+
+
+# -- standalone pages: the widgets' CSS and JS without JupyterLab --------------------------------
+
+
+def _page(browser, css: str, body: str = ""):
+    page = browser.new_page(viewport={"width": 1200, "height": 800})
+    page.set_content(f'<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head>'
+                     f'<body><div id="root" style="width:1100px">{body}</div></body></html>')  # fmt: skip
+    return page
+
+
+def test_the_stepper_diff_shows_long_lines_whole(browser):
+    """The side-by-side diff wraps a long line instead of cutting it at the column edge
+    (a real model's parameter list is one line of thousands of characters)."""
+    from relay_nb.notebook._assets import read_asset
+    from relay_nb.notebook.stepper import diff_html
+
+    params = ", ".join(f"%layer{k}.weight: Tensor[(1024, 1024), float32]" for k in range(30))
+    before = f"def @main({params}) {{\n  %x\n}}\n"
+    after = before.replace("%x\n", "%y\n")
+    page = _page(browser, read_asset("stepper.css"), diff_html(before, after, context=None))
+    try:
+        cells = page.evaluate(
+            """() => [...document.querySelectorAll('.relay-diff td:not(.relay-diff-lineno)')]
+                 .map((td) => [td.textContent.length, td.scrollWidth - td.clientWidth, td.getBoundingClientRect().right])"""
+        )
+        assert max(n for n, _, _ in cells) > 1000
+        assert all(hidden <= 1 for _, hidden, _ in cells), cells  # nothing cut off
+        assert all(right <= 1100 + 8 for _, _, right in cells)  # nor pushed out of the page
+    finally:
+        page.close()
+
+
+# A stand-in for anywidget's model: what the explorer's render() reads and writes.
+_MODEL = """
+window.__model = (state) => {
+  const handlers = {};
+  return {
+    get: (k) => state[k],
+    set: (k, v) => { state[k] = v; (handlers["change:" + k] || []).forEach((f) => f()); },
+    save_changes: () => {}, on: (e, f) => { (handlers[e] = handlers[e] || []).push(f); }, off: () => {},
+  };
+};
+"""
+
+
+def test_a_big_model_draws_what_is_on_screen(browser):
+    """3,600 nodes and 3,600 lines of text: the text pane holds only the lines near its
+    scroll position, "expand all" draws the whole model without a label per node (it is
+    too small to read), and selecting a node zooms to it drawn in full, its line shown."""
+    from relay_nb.notebook._assets import read_asset
+    from relay_nb.notebook.explorer import explorer_esm
+    from relay_nb.viz.explore import explore_data
+
+    x = relay.var("x", shape=(4, 8))
+    y = x
+    for i in range(600):
+        w = relay.var(f"h.{i}.fc.weight", shape=(8, 8))
+        a = relay.nn.relu(relay.nn.dense(y, w))
+        y = relay.add(relay.multiply(y, a), relay.tanh(a))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function(relay.analysis.free_vars(y), y)))
+    h = relay.viz.hierarchy(mod)
+    data = explore_data(h)
+    assert data["text"].count("\n") > 3000 and len(data["nodes"]) > 3000
+    deep = _first_in_layer(h, "/@main/h/517", "tanh")
+    page = _page(browser, read_asset("graph_explorer.css"))
+    try:
+        page.add_script_tag(content=_MODEL)
+        page.evaluate(
+            """async ([esm, data]) => {
+                 const url = URL.createObjectURL(new Blob([esm], {type: "text/javascript"}));
+                 const explorer = (await import(url)).default;
+                 window.__m = window.__model({data, expanded: data.expanded, selected: "", query: "", title: ""});
+                 explorer.render({model: window.__m, el: document.getElementById("root")});
+               }""",
+            [explorer_esm(), data],
+        )
+        root = page.locator("#root")
+        assert 0 < page.locator(".relay-ex-line").count() < 500
+        page.locator(".relay-ex-all").click()
+        page.wait_for_function(f"() => document.getElementById('root').dataset.items === '{len(data['nodes'])}'")
+        drawn = page.evaluate("() => document.querySelectorAll('.relay-ex-viewport *').length")
+        labels = page.evaluate("() => document.querySelectorAll('.relay-ex-viewport text').length")
+        assert drawn < len(data["nodes"]) and labels < 200, (drawn, labels)
+        # Select a node deep down: the view zooms to it, drawn with its label.
+        page.evaluate("([id]) => window.__m.set('selected', id)", [deep])
+        node = root.locator(f'.relay-ex-node[data-key="{deep}"]')
+        node.locator("text").first.wait_for()
+        assert "tanh" in node.text_content()
+        line = page.locator(".relay-ex-line-selected")
+        line.first.wait_for()
+        assert line.first.locator(".relay-ex-lineno").inner_text() == str(h.nodes[deep].text_line)
+        assert "tanh(" in line.first.inner_text()
+    finally:
+        page.close()
+
+
+def _first_in_layer(h, path: str, label: str) -> str:
+    return next(i for i, n in h.nodes.items() if n.label.split("\n")[0] == label and h.path(i) == path)

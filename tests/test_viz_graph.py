@@ -462,3 +462,22 @@ def test_builder_values_are_accepted():
     gv = GlobalVar("f")
     assert build_graph(Call(gv, ())).nodes  # a call of an unknown global: drawn, untyped
     assert If and Let  # (imported for kinds_module)
+
+
+def test_a_big_drawing_writes_each_distinct_type_once(monkeypatch):
+    """The drawing keeps one type-text cache: 400 nodes of two types write two texts,
+    not one per node (type texts were a sixth of the RNN-T explorer's build time)."""
+    import relay_nb.typing.text as text
+
+    x = relay.var("x", shape=(4, 8))
+    y = x
+    for _ in range(200):
+        y = relay.nn.relu(relay.sum(y, axis=1, keepdims=True) + y)
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x], y)))
+    written = []
+    combine = text._type_combine
+    monkeypatch.setattr(text, "_type_combine", lambda t, kids: written.append(t) or combine(t, kids))
+    graph = relay.viz.build_graph(mod)
+    assert len(graph.nodes) > 400
+    assert sum(1 for n in graph.nodes.values() if n.type_text == "Tensor[(4, 8), float32]") >= 400
+    assert len(written) < 10, len(written)

@@ -341,6 +341,11 @@ def test_the_explorer_widget_carries_the_static_svg_and_syncs_its_state():
     # The payload is compact: one row per node, edges as index pairs.
     assert len(view.data["nodes"]) == len(view.hierarchy.nodes)
     assert len(view.data["edges"]) == 2 * len(view.hierarchy.edges)
+    # Labels, kinds, types, attrs and fills are indices into one table of distinct strings.
+    strings, rows = view.data["strings"], view.data["nodes"]
+    assert len(set(strings)) == len(strings)
+    assert [strings[r[1]] for r in rows] == [n.label.split("\n")[0] for n in view.hierarchy.nodes.values()]
+    assert [strings[r[4]] for r in rows] == [n.type_text for n in view.hierarchy.nodes.values()]
 
 
 def test_explorer_assets_ship_dagre_with_its_license():
@@ -442,3 +447,86 @@ def test_explore_data_lines_are_the_inspector_rule():
     spans = {h.nodes[i].label: (rows[i][6], rows[i][7]) for i in rows}
     first, last = next(v for k, v in spans.items() if k.startswith("if"))
     assert last > first  # an if spans its branches
+
+
+def _residual_stack(layers: int):
+    """``layers`` identical residual blocks with state-dict names (h.0.fc1.weight, ...)."""
+    x = relay.var("x", shape=(4, 8))
+    y = x
+    for i in range(layers):
+        w1 = relay.var(f"h.{i}.fc1.weight", shape=(8, 8))
+        w2 = relay.var(f"h.{i}.fc2.weight", shape=(8, 8))
+        a = relay.nn.relu(relay.nn.dense(y, w1))
+        b = relay.nn.dense(relay.sigmoid(a), w2)
+        y = relay.add(relay.multiply(y, a), relay.tanh(b))
+    return relay.IRModule.from_expr(relay.Function(relay.analysis.free_vars(y), y))
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no Node.js")
+def test_front_end_lays_out_identical_groups_once(tmp_path):
+    """Expand all: groups with the same shape (a model's repeated layers) share one dagre
+    layout, so its cost does not grow with the number of layers (a 24-layer decoder took
+    1-3 s in the browser otherwise), and each layer is drawn the same way."""
+    from relay_nb.viz.explore import explore_data
+
+    datas = [explore_data(relay.viz.hierarchy(_residual_stack(n))) for n in (2, 6)]
+    (tmp_path / "data.json").write_text(json.dumps(datas))
+    layout_js = (ROOT / "widgets" / "explore_layout.js").read_text()
+    assert layout_js.count("dagre.layout(g);") == 1  # counted below
+    layout_js = layout_js.replace("dagre.layout(g);", "dagre.layout(g); globalThis.calls += 1;")
+    lib = (ROOT / "widgets" / "vendor" / "dagre.min.js").read_text() + "\n" + layout_js
+    (tmp_path / "lib.mjs").write_text(lib + "\nexport { exploreModel, visibleView, layoutView };\n")
+    (tmp_path / "run.mjs").write_text(
+        """
+import fs from "fs";
+import { exploreModel, visibleView, layoutView } from "./lib.mjs";
+const out = JSON.parse(fs.readFileSync(process.argv[2], "utf8")).map((data) => {
+  const m = exploreModel(data);
+  const v = visibleView(m, new Set(m.groups.map((g) => g.i)));
+  globalThis.calls = 0;
+  const lay = layoutView(m, v);
+  // Each layer's nodes relative to its box, in program order.
+  const layers = {};
+  for (const [c, box] of lay.boxes) {
+    const id = m.groups[c].id;
+    if (!/^\\/@main\\/h\\/\\d+$/.test(id)) continue;
+    layers[id] = m.nodes.filter((n) => n.group === c).map((n) => {
+      const p = lay.pos.get(n.id);
+      return [n.label, p.x - box.x, p.y - box.y];
+    });
+  }
+  return { calls: globalThis.calls, layers, laidOut: [...v.items.keys()].every((k) => lay.pos.has(k)) };
+});
+console.log(JSON.stringify(out));
+"""
+    )
+    out = subprocess.run(["node", str(tmp_path / "run.mjs"), str(tmp_path / "data.json")],
+                         capture_output=True, text=True, timeout=300, check=True)  # fmt: skip
+    two, six = json.loads(out.stdout)
+    assert two["laidOut"] and six["laidOut"]
+    assert len(six["layers"]) == 6 and two["calls"] > 0
+    assert six["calls"] == two["calls"], (two["calls"], six["calls"])
+    # Layer 0 also holds the input %x; the others are the same picture.
+    second = six["layers"]["/@main/h/1"]
+    assert len(second) == 5 and all(six["layers"][f"/@main/h/{i}"] == second for i in range(2, 6))
+
+
+def test_a_very_wide_group_opens_to_runs_of_runs():
+    """1,500 ops in one group: runs of 32 nodes, gathered in runs of runs, so no group
+    opens to more than tens of items (an unrolled LSTM opened to 418 runs: a picture
+    no one reads, and seconds of layout)."""
+    x = relay.var("x", shape=(2,))
+    y = x
+    for k in range(1500):
+        y = relay.exp(y) if k % 2 else relay.negative(y)
+    h = relay.viz.hierarchy(relay.IRModule.from_expr(relay.Function([x], y)))
+    widest = max(len(g.groups) + len(g.nodes) for g in h.groups.values())
+    assert widest <= 40, widest
+    runs = [g for g in h.groups.values() if g.kind == "range"]
+    outer = [g for g in runs if g.groups]
+    assert outer and all(h.groups[k].parent == g.id for g in outer for k in g.groups)
+    assert all(len(g.nodes) <= 32 for g in runs)
+    # Every node is in exactly one run, and the runs keep program order.
+    placed = [i for g in runs for i in g.nodes]
+    assert sorted(placed) == sorted(i for i in h.nodes if h.path(i).split("/")[-1].startswith("#"))
+    assert len(h.view(h.initial()).items) <= 40

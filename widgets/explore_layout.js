@@ -6,7 +6,8 @@
 //
 // Data (relay_nb/viz/explore.py explore_data): groups [[id, label, kind, parent, size, ops]]
 // parents first; nodes [[id, label, kind, group, type, attrs, line, end_line, fill, op,
-// uses]]; edges [tail, head, tail, head, ...] as node indices.
+// uses]] with label, kind, type, attrs and fill indices into strings; edges [tail, head,
+// tail, head, ...] as node indices.
 
 function exploreModel(data) {
   const groups = data.groups.map(([id, label, kind, parent, size, ops], i) => ({
@@ -18,8 +19,9 @@ function exploreModel(data) {
       g.depth = groups[g.parent].depth + 1;
     }
   }
+  const S = data.strings || [];
   const nodes = data.nodes.map(([id, label, kind, group, type, attrs, line, end, fill, op, uses], i) => ({
-    i, id, label, kind, group, type, attrs, line, end, fill, op, uses,
+    i, id, label: S[label], kind: S[kind], group, type: S[type], attrs: S[attrs], line, end, fill: S[fill], op, uses,
   }));
   for (const n of nodes) if (n.group >= 0) groups[n.group].nodes.push(n.i);
   const groupIndex = new Map(groups.map((g) => [g.id, g.i]));
@@ -145,42 +147,49 @@ function itemBox(m, info) {
 // Returns {pos: Map key -> {x, y, w, h} absolute top-left, boxes: Map cluster ->
 // {x, y, w, h}, width, height}.
 function layoutView(m, view, cache = new Map()) {
+  const steps = layoutSteps(m, view, cache);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+// layoutView as a generator that yields [done, total] open groups after each dagre run
+// (the only slow part, up to tens of ms for a transformer's attention block): the widget
+// lays out a big model in slices between events with it, so the page keeps responding.
+function* layoutSteps(m, view, cache) {
   const children = new Map([[-1, []]]);
   for (const c of view.clusters.keys()) children.set(c, []);
   for (const [key, info] of view.items) children.get(info.parent).push(key);
   for (const [c, parent] of view.clusters) children.get(parent).push(c);
   // Lift each edge to the cluster holding both ends: an edge between the children
-  // (items or open subgroups) of that cluster.
+  // (items or open subgroups) of that cluster.  Both ends climb, the deeper first, with
+  // no arrays per edge (a fully open RNN-T has 30,000 edges).
   const containerOf = (key) => view.items.get(key).parent;
-  const chain = (c) => {
-    const out = [];
-    for (let k = c; k >= 0; k = view.clusters.get(k)) out.push(k);
-    out.push(-1);
-    return out;
-  };
+  const depthOf = (c) => (c < 0 ? -1 : m.groups[c].depth);
   const lifted = new Map();
   for (const [t, h] of view.edges.values()) {
-    const ct = containerOf(t);
-    const ch = containerOf(h);
     let a = t;
     let b = h;
-    let common = ct;
-    if (ct !== ch) {
-      const ta = chain(ct);
-      const hb = chain(ch);
-      const hs = new Set(hb);
-      common = ta.find((c) => hs.has(c));
-      const ti = ta.indexOf(common);
-      const hi = hb.indexOf(common);
-      if (ti > 0) a = ta[ti - 1];
-      if (hi > 0) b = hb[hi - 1];
+    let ct = containerOf(t);
+    let ch = containerOf(h);
+    while (ct !== ch) {
+      if (depthOf(ct) >= depthOf(ch)) {
+        a = ct;
+        ct = view.clusters.get(ct);
+      } else {
+        b = ch;
+        ch = view.clusters.get(ch);
+      }
     }
+    const common = ct;
     if (a === b) continue;
     if (!lifted.has(common)) lifted.set(common, []);
     lifted.get(common).push([a, b]);
   }
   const order = [...view.clusters.keys()].sort((x, y) => m.groups[y].depth - m.groups[x].depth);
   order.push(-1);
+  yield [0, order.length]; // lifting a big view's edges is a slice of its own
   const sizes = new Map(); // cluster -> {w, h}
   const sig = new Map(); // cluster -> its id and its open subgroups', nested
   const layouts = new Map(); // cluster -> layout in this view
@@ -191,6 +200,8 @@ function layoutView(m, view, cache = new Map()) {
     let lay = cache.get(sig.get(c));
     if (!lay) lay = rowsLayout(children.get(c), lifted.get(c) || [], sizes, m, view);
     if (!lay) lay = chainLayout(children.get(c), lifted.get(c) || [], sizes, m, view);
+    const shape = lay ? null : shapeKey(children.get(c), lifted.get(c) || [], sizes, m, view);
+    if (!lay && cache.has(shape)) lay = translated(cache.get(shape), children.get(c));
     if (!lay) {
       const g = new dagre.graphlib.Graph({ multigraph: false });
       g.setGraph({ rankdir: "TB", ranker: "network-simplex", nodesep: GAP, ranksep: RANK_GAP, marginx: 0, marginy: 0 });
@@ -217,6 +228,8 @@ function layoutView(m, view, cache = new Map()) {
         h = Math.max(h, n.y + n.height / 2);
       }
       lay = { rel, w, h };
+      cache.set(shape, { rels: children.get(c).map((k) => rel.get(k)), w, h });
+      yield [layouts.size + 1, order.length]; // progress: groups laid out, of all open
     }
     cache.set(sig.get(c), lay);
     layouts.set(c, lay);
@@ -240,6 +253,25 @@ function layoutView(m, view, cache = new Map()) {
   place(-1, 0, 0);
   const top = sizes.get(-1);
   return { pos, boxes, width: top.w, height: top.h };
+}
+
+// The key of a group's layout problem: its children's box sizes in order and its edges
+// as pairs of child positions.  dagre's result depends on nothing else, so groups with
+// equal keys (the layers of a transformer, the units of a ResNet stage) get the same
+// layout: "expand all" on a 24-layer decoder runs dagre for two layers (h.0-h.9 and
+// h.10-h.23 differ in label width), not 24.
+function shapeKey(kids, edges, sizes, m, view) {
+  const at = new Map(kids.map((k, i) => [k, i]));
+  const dims = kids.map((k) => {
+    const b = typeof k === "number" ? sizes.get(k) : itemBox(m, view.items.get(k));
+    return `${b.w}x${b.h}`;
+  });
+  return `shape:${dims.join(",")}|${edges.map(([a, b]) => `${at.get(a)}>${at.get(b)}`).join(",")}`;
+}
+
+// A layout found by shape, given to this group's children (same positions, in order).
+function translated(shape, kids) {
+  return { rel: new Map(kids.map((k, i) => [k, shape.rels[i]])), w: shape.w, h: shape.h };
 }
 
 const GAP = 16;

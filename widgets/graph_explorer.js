@@ -59,7 +59,9 @@ function render({ model, el: root }) {
   defs.append(marker);
   const viewport = svgEl("g", { class: "relay-ex-viewport" });
   svg.append(defs, viewport);
-  stage.append(svg);
+  const status = el("div", "relay-ex-status");
+  status.hidden = true;
+  stage.append(svg, status);
   const results = el("div", "relay-ex-results");
   const info = el("div", "relay-ex-info");
   const code = el("pre", "relay-ex-text");
@@ -91,6 +93,7 @@ function render({ model, el: root }) {
 
   function applyTransform() {
     viewport.setAttribute("transform", `translate(${t.x},${t.y}) scale(${t.k})`);
+    if (!repaint && stale()) repaint = requestAnimationFrame(paint);
   }
 
   function setOpenFromModel() {
@@ -131,27 +134,85 @@ function render({ model, el: root }) {
     info.append(table);
   }
 
+  // A long program text (the RNN-T printout: 24,000 lines) keeps only the lines near
+  // the scroll position in the DOM, redrawn as it scrolls: drawing every line took 4 of
+  // the 5 s of its first view.  A short one is drawn whole.
+  const VIRTUAL_LINES = 3000;
+  const LINE_H = 16; // px, fixed by the CSS of .relay-ex-text-virtual
+  let lines = [];
+  let virtual = false;
+  let shownLines = [0, 0]; // lines [a, b) (0-based) in the DOM
+  const marks = new Map(); // class -> [first, last] marked line (1-based)
+  let textWindow = null;
+
+  function lineDiv(i) {
+    const div = el("div", "relay-ex-line");
+    div.append(el("span", "relay-ex-lineno", String(i + 1)), el("span", "relay-ex-code", lines[i]));
+    return div;
+  }
+
+  function applyMarks(cls, first, last) {
+    const a = Math.max(first - 1, shownLines[0]);
+    const b = Math.min(last, shownLines[1]);
+    for (let i = a; i < b; i++) lineNodes[i - shownLines[0]].classList.add(cls);
+  }
+
+  function fillText() {
+    if (!virtual) return;
+    const h = code.clientHeight || 560;
+    const a = Math.max(0, Math.floor(code.scrollTop / LINE_H) - 20);
+    const b = Math.min(lines.length, Math.ceil((code.scrollTop + h) / LINE_H) + 20);
+    if (a >= shownLines[0] && b <= shownLines[1]) return;
+    shownLines = [Math.max(0, a - 100), Math.min(lines.length, b + 100)];
+    lineNodes = [];
+    const frag = document.createDocumentFragment();
+    for (let i = shownLines[0]; i < shownLines[1]; i++) {
+      lineNodes.push(lineDiv(i));
+      frag.append(lineNodes[lineNodes.length - 1]);
+    }
+    textWindow.style.top = `${shownLines[0] * LINE_H}px`;
+    textWindow.replaceChildren(frag);
+    for (const [cls, [first, last]] of marks) applyMarks(cls, first, last);
+  }
+  code.addEventListener("scroll", fillText, { passive: true });
+
   function markLines(key, cls, scroll) {
     for (const l of code.querySelectorAll("." + cls)) l.classList.remove(cls);
+    marks.delete(cls);
     if (!key || !m.nodeIndex.has(key)) return;
     const n = m.nodes[m.nodeIndex.get(key)];
-    if (!n.line) return;
-    for (let i = n.line; i <= (n.end || n.line) && i <= lineNodes.length; i++) lineNodes[i - 1].classList.add(cls);
-    if (scroll && lineNodes[n.line - 1]) {
+    if (!n.line || n.line > lines.length) return;
+    const last = Math.min(n.end || n.line, lines.length);
+    marks.set(cls, [n.line, last]);
+    if (scroll && virtual) {
+      code.scrollTop = (n.line - 1) * LINE_H - code.clientHeight / 3;
+      fillText();
+    } else if (scroll) {
       const line = lineNodes[n.line - 1];
       code.scrollTop = line.offsetTop - code.offsetTop - code.clientHeight / 3;
     }
+    applyMarks(cls, n.line, last);
   }
 
   function drawText() {
-    const text = (model.get("data") || {}).text || "";
+    lines = ((model.get("data") || {}).text || "").split("\n");
+    virtual = lines.length > VIRTUAL_LINES;
+    code.classList.toggle("relay-ex-text-virtual", virtual);
+    marks.clear();
+    if (virtual) {
+      const spacer = el("div", "relay-ex-text-spacer");
+      spacer.style.height = `${lines.length * LINE_H}px`;
+      textWindow = el("div", "relay-ex-text-window");
+      spacer.append(textWindow);
+      code.replaceChildren(spacer);
+      shownLines = [0, 0];
+      lineNodes = [];
+      fillText();
+      return;
+    }
     const frag = document.createDocumentFragment();
-    lineNodes = text.split("\n").map((line, i) => {
-      const div = el("div", "relay-ex-line");
-      div.append(el("span", "relay-ex-lineno", String(i + 1)), el("span", "relay-ex-code", line));
-      frag.append(div);
-      return div;
-    });
+    lineNodes = lines.map((_, i) => frag.appendChild(lineDiv(i)));
+    shownLines = [0, lines.length];
     code.replaceChildren(frag);
   }
 
@@ -174,10 +235,85 @@ function render({ model, el: root }) {
     return `M${x1},${y1} C${x1},${y1 + dy} ${x2},${y2 - dy} ${x2},${y2}`;
   }
 
-  function draw() {
+  // A big view (a model expanded) draws only what is on screen, plus a margin, and
+  // redraws when a pan or zoom leaves that area; zoomed out so far that labels are
+  // unreadable, items are bare boxes and all edges one path.  Either way the DOM stays
+  // a few hundred elements: "expand all" on a 24-layer decoder drew 2,400 labelled
+  // items and 3,000 arrows in 0.3-0.5 s before.
+  const CULL_ABOVE = 400; // items in the view
+  const DETAIL_K = 0.45; // below this zoom, 11px labels are under 5px: no labels
+  const TINY_K = 0.2; // below this, a node is under 4px: items drawn as one path per colour
+  const MARGIN = 0.25; // of the stage, drawn around it on each side
+  let culling = false;
+  let drawn = null; // {win: world rect drawn or null (all), coarse}
+  let repaint = 0;
+
+  // Draw the open groups.  `moveView` (fit, keep a toggled box in place, zoom to a
+  // match) runs between layout and painting: one paint, at the new view.  A layout
+  // that is not done in LAYOUT_SLICE ms (dagre on groups never laid out: "expand all"
+  // on a big model before the background layout has run) goes on in slices between
+  // events with its progress shown, and the old drawing stays until it is done; a
+  // newer draw replaces a pending one (the finished groups stay cached).
+  const LAYOUT_SLICE = 50;
+  let pending = 0;
+  function draw(moveView, sync = false) {
+    clearTimeout(pending);
     const t0 = performance.now();
-    view = visibleView(m, open);
-    layout = layoutView(m, view, cache);
+    const next = visibleView(m, open);
+    const steps = layoutSteps(m, next, cache);
+    const slice = () => {
+      const t1 = performance.now();
+      for (;;) {
+        const step = steps.next();
+        if (step.done) {
+          status.textContent = "";
+          status.hidden = true;
+          view = next;
+          layout = step.value;
+          culling = view.items.size > CULL_ABOVE;
+          if (moveView) moveView();
+          paint();
+          root.dataset.drawMs = String(Math.round(performance.now() - t0));
+          root.dataset.items = String(view.items.size);
+          return;
+        }
+        if (!sync && performance.now() - t1 > LAYOUT_SLICE) break;
+        const [done, total] = step.value;
+        status.textContent = `laying out ${done} / ${total} groups\u2026`;
+      }
+      status.hidden = false;
+      pending = setTimeout(slice, 0);
+    };
+    slice();
+  }
+
+  // The world rectangle the stage shows.
+  function shown() {
+    const W = stage.clientWidth || 800;
+    const H = stage.clientHeight || 500;
+    return { x: -t.x / t.k, y: -t.y / t.k, w: W / t.k, h: H / t.k };
+  }
+
+  function stale() {
+    if (!culling || !drawn) return false;
+    if (drawn.coarse !== t.k < DETAIL_K || drawn.tiny !== t.k < TINY_K) return true;
+    const s = shown();
+    const d = drawn.win;
+    return s.x < d.x || s.y < d.y || s.x + s.w > d.x + d.w || s.y + s.h > d.y + d.h;
+  }
+
+  function paint() {
+    cancelAnimationFrame(repaint);
+    repaint = 0;
+    let win = null;
+    if (culling) {
+      const s = shown();
+      win = { x: s.x - s.w * MARGIN, y: s.y - s.h * MARGIN, w: s.w * (1 + 2 * MARGIN), h: s.h * (1 + 2 * MARGIN) };
+    }
+    const coarse = culling && t.k < DETAIL_K;
+    const tiny = culling && t.k < TINY_K;
+    drawn = { win, coarse, tiny };
+    const meets = (b) => !win || (b.x < win.x + win.w && b.x + b.w > win.x && b.y < win.y + win.h && b.y + b.h > win.y);
     viewport.replaceChildren();
     itemEls.clear();
     const gBoxes = svgEl("g");
@@ -185,46 +321,100 @@ function render({ model, el: root }) {
     const gItems = svgEl("g");
     const byDepth = [...layout.boxes.entries()].sort((a, b) => m.groups[a[0]].depth - m.groups[b[0]].depth);
     for (const [c, box] of byDepth) {
+      if (!meets(box)) continue;
       const g = m.groups[c];
       const grp = svgEl("g", { class: `relay-ex-cluster relay-ex-k-${g.kind}`, "data-key": g.id });
       grp.append(svgEl("rect", { x: box.x, y: box.y, width: box.w, height: box.h, rx: 6 }));
-      const label = svgEl("text", { x: box.x + 8, y: box.y + 13, class: "relay-ex-cluster-label" });
-      label.textContent = "\u25be " + g.label;
-      grp.append(label);
+      if (!coarse) {
+        const label = svgEl("text", { x: box.x + 8, y: box.y + 13, class: "relay-ex-cluster-label" });
+        label.textContent = "\u25be " + g.label;
+        grp.append(label);
+      }
       gBoxes.append(grp);
       itemEls.set(g.id, grp);
     }
+    const batches = new Map(); // tiny: path class and fill -> rectangles
     for (const [key, info] of view.items) {
       const p = layout.pos.get(key);
-      const box = itemBox(m, info);
+      if (!meets(p)) continue;
+      if (tiny) {
+        const hl = info.group ? hot.has(info.index) : m.nodes[info.index].hl;
+        const kind = info.group ? "relay-ex-tiny-group" : "relay-ex-tiny-node";
+        const fill = info.group ? "" : m.nodes[info.index].fill || "#fff";
+        const batch = `${kind}${hl ? " relay-ex-tiny-hl" : ""}\u0000${fill}`;
+        if (!batches.has(batch)) batches.set(batch, []);
+        batches.get(batch).push(`M${p.x},${p.y}h${p.w}v${p.h}h${-p.w}z`);
+        continue;
+      }
       const cls = info.group ? `relay-ex-group relay-ex-k-${m.groups[info.index].kind}` : `relay-ex-node relay-ex-kind-${m.nodes[info.index].kind}`;
       const grp = svgEl("g", { class: cls, "data-key": key, transform: `translate(${p.x},${p.y})` });
       const rect = svgEl("rect", { width: p.w, height: p.h, rx: info.group ? 4 : 9 });
       if (!info.group) rect.setAttribute("fill", m.nodes[info.index].fill || "#fff");
       if ((info.group && hot.has(info.index)) || (!info.group && m.nodes[info.index].hl)) grp.classList.add("relay-ex-hl");
       grp.append(rect);
-      if (info.group) grp.append(svgEl("rect", { class: "relay-ex-stack", x: 3, y: 3, width: p.w, height: p.h, rx: 4 }));
-      box.lines.forEach((line, i) => {
-        const text = svgEl("text", { x: info.group ? 8 : 8, y: 14 + i * 13, class: i ? "relay-ex-sub" : "relay-ex-main" });
-        text.textContent = (info.group && i === 0 ? "\u25b8 " : "") + line;
-        grp.append(text);
-      });
+      if (!coarse) {
+        if (info.group) grp.append(svgEl("rect", { class: "relay-ex-stack", x: 3, y: 3, width: p.w, height: p.h, rx: 4 }));
+        itemBox(m, info).lines.forEach((line, i) => {
+          const text = svgEl("text", { x: 8, y: 14 + i * 13, class: i ? "relay-ex-sub" : "relay-ex-main" });
+          text.textContent = (info.group && i === 0 ? "\u25b8 " : "") + line;
+          grp.append(text);
+        });
+      }
       gItems.append(grp);
       itemEls.set(key, grp);
     }
+    const lines = [];
     for (const [a, b, n] of view.edges.values()) {
       const pa = layout.pos.get(a);
       const pb = layout.pos.get(b);
       if (!pa || !pb) continue;
+      if (win) {
+        const x = Math.min(pa.x, pb.x);
+        const y = Math.min(pa.y, pb.y);
+        if (!meets({ x, y, w: Math.max(pa.x + pa.w, pb.x + pb.w) - x, h: Math.max(pa.y + pa.h, pb.y + pb.h) - y })) continue;
+      }
+      if (coarse) {
+        lines.push(`M${pa.x + pa.w / 2},${pa.y + pa.h}L${pb.x + pb.w / 2},${pb.y}`);
+        continue;
+      }
       const path = svgEl("path", { d: edgePath(pa, pb), "marker-end": "url(#relay-ex-arrow)" });
       if (n > 1) path.setAttribute("stroke-width", String(Math.min(1 + Math.log2(n), 4)));
       gEdges.append(path);
     }
+    if (lines.length) gEdges.append(svgEl("path", { d: lines.join("") }));
+    for (const [batch, rects] of batches) {
+      const [cls, fill] = batch.split("\u0000");
+      const path = svgEl("path", { class: cls, d: rects.join("") });
+      if (fill) path.setAttribute("fill", fill);
+      gItems.append(path);
+    }
     viewport.append(gBoxes, gEdges, gItems);
     markSelected();
     markMatches();
-    root.dataset.drawMs = String(Math.round(performance.now() - t0));
-    root.dataset.items = String(view.items.size);
+  }
+
+  // A big model lays out "expand all" in the background after its first view, in
+  // slices of ~20 ms between the user's events: the first "expand all" or deep toggle
+  // then finds its layouts cached (dagre for a 24-layer decoder: 0.1-0.3 s).
+  let warming = 0;
+  function warm() {
+    clearTimeout(warming);
+    root.dataset.warmed = m.nodes.length <= CULL_ABOVE ? "1" : "";
+    if (root.dataset.warmed) return;
+    let steps = null;
+    const slice = () => {
+      const t0 = performance.now();
+      // the view of everything open (tens of ms for 24,000 nodes) in a slice, not in load()
+      steps = steps || layoutSteps(m, visibleView(m, new Set(m.groups.map((g) => g.i))), cache);
+      while (performance.now() - t0 < 20) {
+        if (steps.next().done) {
+          root.dataset.warmed = "1";
+          return;
+        }
+      }
+      warming = setTimeout(slice, 0);
+    };
+    warming = setTimeout(slice, 50);
   }
 
   function markSelected() {
@@ -290,14 +480,15 @@ function render({ model, el: root }) {
     const before = boxOf(key);
     if (open.has(g)) open.delete(g);
     else open.add(g);
-    draw();
-    const after = boxOf(key);
     moved = true;
-    if (before && after) {
-      t.x += (before.x - after.x) * t.k;
-      t.y += (before.y - after.y) * t.k;
-      applyTransform();
-    }
+    draw(() => {
+      const after = boxOf(key);
+      if (before && after) {
+        t.x += (before.x - after.x) * t.k;
+        t.y += (before.y - after.y) * t.k;
+        applyTransform();
+      }
+    });
     saveOpen();
   }
 
@@ -310,12 +501,12 @@ function render({ model, el: root }) {
     const added = [...next].filter((g) => !open.has(g));
     if (added.length) {
       open = next;
-      draw();
+      draw(() => zoomTo(hit.key));
       saveOpen();
     } else {
       markMatches();
+      zoomTo(hit.key);
     }
-    zoomTo(hit.key);
     count.textContent = `${current + 1} / ${matches.length}`;
     for (const r of results.querySelectorAll(".relay-ex-result-current")) r.classList.remove("relay-ex-result-current");
     const row = results.children[current];
@@ -333,9 +524,10 @@ function render({ model, el: root }) {
     const prev = history.pop();
     if (!prev) return;
     open = prev.open;
-    draw();
-    t = prev.t;
-    applyTransform();
+    draw(() => {
+      t = prev.t;
+      applyTransform();
+    });
     saveOpen();
   }
 
@@ -396,23 +588,20 @@ function render({ model, el: root }) {
   buttons.zout.addEventListener("click", () => zoomBy(0.8));
   buttons.all.addEventListener("click", () => {
     open = new Set(m.groups.map((g) => g.i));
-    draw();
-    fit();
+    draw(() => fit());
     saveOpen();
   });
   buttons.top.addEventListener("click", () => {
     open = new Set();
     for (const id of (model.get("data") || {}).expanded || []) if (m.groupIndex.has(id)) open.add(m.groupIndex.get(id));
-    draw();
-    fit();
+    draw(() => fit());
     saveOpen();
   });
   level.addEventListener("change", () => {
     const n = Number(level.value);
     if (Number.isNaN(n)) return;
     open = new Set(m.groups.filter((g) => g.depth < n).map((g) => g.i));
-    draw();
-    fit();
+    draw(() => fit());
     saveOpen();
     level.value = "";
   });
@@ -483,7 +672,7 @@ function render({ model, el: root }) {
 
   function load() {
     const data = model.get("data") || {};
-    m = exploreModel({ groups: data.groups || [], nodes: data.nodes || [], edges: data.edges || [] });
+    m = exploreModel({ groups: data.groups || [], nodes: data.nodes || [], edges: data.edges || [], strings: data.strings || [] });
     for (const n of m.nodes) n.hl = (data.nodes[n.i] || [])[11] === 1;
     computeHot();
     cache = new Map();
@@ -500,7 +689,7 @@ function render({ model, el: root }) {
     title.textContent = model.get("title") || "";
     title.style.display = title.textContent ? "" : "none";
     drawText();
-    draw();
+    draw(null, true); // the first view (tens of items) at once: its size sets the stage's
     // A small program gets a small stage (the stepper shows two side by side).
     const tall = layout.height * 1.2 + 40;
     const h = `${Math.round(Math.max(180, Math.min(560, tall)))}px`;
@@ -509,6 +698,7 @@ function render({ model, el: root }) {
     moved = false;
     showInfo(null);
     requestAnimationFrame(() => fit(true));
+    warm();
     if (model.get("query")) {
       search.value = model.get("query");
       runSearch();
@@ -526,12 +716,14 @@ function render({ model, el: root }) {
   const onSelected = () => {
     markSelected();
     const sel = model.get("selected");
-    if (sel && !itemEls.has(sel) && m.nodeIndex.has(sel)) {
+    if (sel && !layout.pos.has(sel) && m.nodeIndex.has(sel)) {
       open = reveal(m, open, sel);
-      draw();
+      const inView = clicked;
+      draw(() => inView || zoomTo(sel));
       saveOpen();
+    } else if (sel && layout.pos.has(sel) && !clicked) {
+      zoomTo(sel);
     }
-    if (sel && itemEls.has(sel) && !clicked) zoomTo(sel);
     showInfo(sel || null);
   };
   const onQuery = () => {
@@ -548,6 +740,8 @@ function render({ model, el: root }) {
 
   return () => {
     resize.disconnect();
+    cancelAnimationFrame(repaint);
+    clearTimeout(warming);
     model.off("change:data", load);
     model.off("change:expanded", onExpanded);
     model.off("change:selected", onSelected);

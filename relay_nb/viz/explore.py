@@ -14,7 +14,10 @@ measures it against Graphviz per group: Graphviz is faster per group (2-7x on a 
 open transformer), but in Chromium a toggle takes 4-50 ms and a first draw 150-370 ms on
 GPT-2 / ResNet-50 / 24-layer sizes, well inside the budget, so the round trip would buy
 nothing.  Groups shaped like a weight module (inputs into one op) or a chain (layers,
-stages) skip dagre altogether.
+stages) skip dagre altogether, and groups with the same layout problem (a model's
+repeated layers) share one layout.  A big view draws only what is on screen, without
+labels when zoomed out too far to read them, and a big model lays out "expand all" in
+the background after its first view (see ``widgets/graph_explorer.js``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ def explore_data(h: Hierarchy, expanded: Optional[Collection[str]] = None) -> di
     the open groups and the printed program.
 
     Node rows are ``[id, label, kind, group, type, attrs, line, end_line, fill, op,
-    uses, highlighted]``; group rows ``[path, label, kind, parent, size, ops]``;
+    uses, highlighted]`` with label, kind, type, attrs and fill as indices into
+    ``strings`` (a model has a few hundred distinct ones: the RNN-T's 24,000 rows
+    shrink from 2.6 to 1.2 MB); group rows ``[path, label, kind, parent, size, ops]``;
     ``edges`` is a flat ``[tail, head, ...]`` list of node indices.
     """
     from ..notebook.inspector import line_offsets, line_range
@@ -43,15 +48,17 @@ def explore_data(h: Hierarchy, expanded: Optional[Collection[str]] = None) -> di
     text = h.graph.text
     offsets = line_offsets(text)
     nindex: dict[str, int] = {}
+    strings: dict[str, int] = {}
+    intern = lambda text: strings.setdefault(text, len(strings))  # noqa: E731
     node_rows = []
     for k, (node_id, info) in enumerate(h.nodes.items()):
         nindex[node_id] = k
         line = info.text_line
         end = line_range(text, line, info.text_column or 1, offsets)[1] if line else None
         node_rows.append([
-            node_id, info.label.split("\n")[0], info.kind,
+            node_id, intern(info.label.split("\n")[0]), intern(info.kind),
             gindex[h.group_of[node_id]] if h.group_of[node_id] else -1,
-            info.type_text, info.attrs_text, line, end, info.fill,
+            intern(info.type_text), intern(info.attrs_text), line, end, intern(info.fill),
             1 if op_name(info) is not None else 0, int(info.uses), 1 if info.highlighted else 0,
         ])  # fmt: skip
     edges: list[int] = []
@@ -61,6 +68,7 @@ def explore_data(h: Hierarchy, expanded: Optional[Collection[str]] = None) -> di
     return {
         "groups": group_rows,
         "nodes": node_rows,
+        "strings": list(strings),
         "edges": edges,
         "expanded": sorted(open_),
         "text": text,

@@ -54,6 +54,7 @@ from ..ir.expr import (
 )
 from ..ir.module import IRModule
 from ..ir.ty import Type
+from ..typing.text import TypeWriter
 from .dotwriter import Drawing, write_dot
 from .labels import (
     ATOM_KINDS,
@@ -172,6 +173,7 @@ class _Builder:
         self.max_nodes = max_nodes
         self.prefix = prefix
         self.with_dot = True
+        self.types = TypeWriter()  # one type-text cache for the drawing
         self.hl_exprs = {h for h in highlight if isinstance(h, Expr)}
         self.hl_ids = {h for h in highlight if isinstance(h, str)}
         if isinstance(program, IRModule):
@@ -289,12 +291,12 @@ class _Builder:
             kind = "let"
             name = names.get(anchor, "%" + anchor.name_hint)
             label = clip(f"{name} = {value_text(value, names)}")
-            typ = type_of(anchor, value)
+            typ = type_of(anchor, value, writer=self.types)
             expr, about = let, value
         else:
             kind = kind_of(anchor)
             label = clip(head_text(anchor, names, self.global_of.get(anchor)))
-            typ = type_of(anchor)
+            typ = type_of(anchor, writer=self.types)
             expr, about = anchor, anchor
         info = NodeInfo(self._node_id(anchor), expr, kind, label, type_text=typ)
         info.attrs_text = attrs_text(self.located, about)

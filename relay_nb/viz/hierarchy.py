@@ -592,30 +592,43 @@ def _flatten(groups: dict[str, Group], group_of: dict[str, str]) -> None:
 
 
 def _cut_wide(groups: dict[str, Group], group_of: dict[str, str], order: list[str], nodes) -> None:
-    """Cut a group's long run of direct nodes (and the top level's) into runs of RUN."""
+    """Cut a group's long run of direct nodes (and the top level's) into runs of RUN; with
+    more than WIDE runs, into runs of RUN runs, and so on: an unrolled LSTM's 13,000
+    nodes open to 14 runs of runs, not 418 runs in one picture."""
     position = {i: k for k, i in enumerate(order)}
     owners: list[Optional[str]] = [None, *list(groups)]
+
+    def cut(parent: Optional[str], direct: list[str], size: int) -> None:
+        depth = groups[parent].depth + 1 if parent else 1
+        for k in range(0, len(direct), size):
+            run = direct[k : k + size]
+            ops = [i for i in run if op_name(nodes[i]) is not None]
+            first, last = (ops[0], ops[-1]) if ops else (run[0], run[-1])
+            heads = [nodes[i].label.split("\n")[0] for i in (first, last)]
+            label = f"{heads[0]} \u2026 {heads[1]}"
+            path = (parent or "") + SEP + f"#{_index(run[0])}-{_index(run[-1])}"
+            grp = Group(path, label, "range", parent, depth)
+            groups[path] = grp
+            if parent:
+                groups[parent].groups.append(path)
+            if size > RUN:
+                cut(path, run, size // RUN)
+                continue
+            grp.nodes = list(run)
+            for i in run:
+                group_of[i] = path
+
     for g in owners:
         direct = [i for i in order if group_of[i] == (g or "")] if g is None else groups[g].nodes
         if len(direct) <= WIDE:
             continue
         direct = sorted(direct, key=position.__getitem__)
-        keep = []
-        runs = [direct[k : k + RUN] for k in range(0, len(direct), RUN)]
-        for run in runs:
-            ops = [i for i in run if op_name(nodes[i]) is not None]
-            first, last = (ops[0], ops[-1]) if ops else (run[0], run[-1])
-            heads = [nodes[i].label.split("\n")[0] for i in (first, last)]
-            label = f"{heads[0]} \u2026 {heads[1]}"
-            path = (g or "") + SEP + f"#{_index(run[0])}-{_index(run[-1])}"
-            grp = Group(path, label, "range", g, groups[g].depth + 1 if g else 1, nodes=list(run))
-            groups[path] = grp
-            if g:
-                groups[g].groups.append(path)
-            for i in run:
-                group_of[i] = path
+        size = RUN
+        while -(-len(direct) // size) > WIDE:
+            size *= RUN
         if g:
-            groups[g].nodes = keep
+            groups[g].nodes = []
+        cut(g, direct, size)
 
 
 def _count(groups: dict[str, Group], group_of: dict[str, str], nodes) -> None:
