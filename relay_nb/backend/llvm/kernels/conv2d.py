@@ -6,7 +6,8 @@ rows as stored (so the epilogue gets whole output planes), and B — the im2col 
 packed straight from the input by the runtime's ``im2col`` (:mod:`.conv_pack`). Strides,
 padding, dilation and groups are all geometry of that packer. Other layouts are declined
 (the code generator's plain loop runs them); dtypes the tiled kernel does not take run the
-direct loops below.
+direct loops below. Depthwise convs (one input channel per output channel) have their
+own vector loops (:mod:`.depthwise`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from llvmlite import ir
 from ..anchor import AnchorCall
 from ..codegen.types import DType, dtype
 from ._loops import add, for_range, gep, i64, indices, mul, zero
+from .depthwise import depthwise, emit_depthwise
 from .driver import emit_gemm, tiled
 from .problem import ConvGeometry, Gemm, Matrix
 from .reference import convert
@@ -76,7 +78,9 @@ def emit_conv2d(call: AnchorCall) -> bool:
     g = conv2d_gemm(call)
     if g is None:
         return False
-    if tiled(g) and g.conv.image > 0:
+    if depthwise(g):
+        emit_depthwise(call.builder, g)
+    elif tiled(g) and g.conv.image > 0:
         emit_gemm(call.builder, g)
     else:
         emit_direct(call.builder, g)
