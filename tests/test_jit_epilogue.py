@@ -83,3 +83,17 @@ def test_a_squeeze_excite_sized_epilogue_stays_one_flat_loop():
       sigmoid(add(nn.conv2d(%x, %w), %b))
     }"""
     _check(text, _rand(1, 96, 1, 1), _rand(24, 96, 1, 1), _rand(24, 1, 1))
+
+
+@pytest.mark.parametrize("n, groups", [(1, 1), (2, 1), (1, 2)])
+def test_a_pointwise_conv_of_a_one_pixel_image_is_a_matrix_vector_product(n, groups):
+    # squeeze-excitation: 1152 channels squeezed to 48 (more rows than the dot kernel's
+    # usual limit), bias and sigmoid fused
+    text = f"""
+    def @main(%x: Tensor[({n}, 1152, 1, 1), float32], %w: Tensor[(48, {1152 // groups}, 1, 1), float32],
+              %b: Tensor[(48, 1, 1), float32]) {{
+      sigmoid(add(nn.conv2d(%x, %w, groups={groups}), %b))
+    }}"""
+    lib = _check(text, _rand(n, 1152, 1, 1), _rand(48, 1152 // groups, 1, 1), _rand(48, 1, 1))
+    (kernel,) = [k for k in lib.kernels if k.native]
+    assert "im2col" not in kernel.ir and "dot" in kernel.ir
