@@ -5,7 +5,8 @@ The code generator hands each anchor op of a fused primitive function to
 what it declines (returns False for) runs as the generator's plain loop instead.
 
 * :mod:`.matmul`, :mod:`.conv2d` — each op as one strided :class:`~.problem.Gemm`
-  (conv2d: an implicit im2col per image and group);
+  (conv2d: an implicit im2col per image and group; depthwise convs: their own vector
+  loops over the output width, :mod:`.depthwise`);
 * :mod:`.driver` — the kernel's own code: cache-blocking loops, calls of the runtime,
   the fused epilogue on each finished block; :mod:`.reference` — plain loops for mixed
   dtypes;

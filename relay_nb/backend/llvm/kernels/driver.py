@@ -71,7 +71,7 @@ def small_path(g: Gemm) -> Optional[str]:
     """``"dot"`` / ``"axpy"`` when ``g`` has few rows and B is contiguous one way, else None."""
     if g.conv is not None:
         return None
-    if g.a.cs == 1 and g.b.rs == 1 and g.m <= SMALL_M["dot"]:
+    if g.a.cs == 1 and g.b.rs == 1 and (g.m <= SMALL_M["dot"] or g.n == 1):  # n = 1: nothing to reuse
         return "dot"
     if g.b.cs == 1 and g.m <= SMALL_M["axpy"]:
         return "axpy"
