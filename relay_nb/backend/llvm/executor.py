@@ -161,7 +161,9 @@ class JITExecutor(Executor):
         typed = InferType()(mod)
         if self.scalars == "interpret" and not has_tensor_ops(typed):
             return typed  # nothing to compile: scalar code runs best in the interpreter
-        fused = fuse(typed)
+        from .bind_weights import bind_conv_weights  # (imports this module)
+
+        fused = bind_conv_weights(fuse(typed))  # constant weights: packed once by their kernel
         return inline_scalar_primitives(fused) if self.scalars == "interpret" else fused
 
     def primitive(self, func: Function) -> Optional[Kernel]:
