@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import relay_nb as relay
+from relay_nb.backend.llvm.cache import KernelCache
 from relay_nb.backend.llvm.kernels.prepack import PanelsA
 
 RNG = np.random.default_rng(7)
@@ -91,13 +92,14 @@ def test_packed_weights_give_the_same_bits_for_every_thread_count(x_shape, w_sha
 def test_convolutions_differing_only_in_weights_share_code_but_not_panels():
     x = relay.var("x", shape=(1, 16, 8, 8))
     w1, w2 = relay.var("w1", shape=(16, 16, 3, 3)), relay.var("w2", shape=(16, 16, 3, 3))
-    y = relay.nn.conv2d(relay.nn.relu(relay.nn.conv2d(x, w1, padding=(1, 1))), w2, padding=(1, 1))
+    y = relay.nn.relu(relay.nn.conv2d(relay.nn.relu(relay.nn.conv2d(x, w1, padding=(1, 1))), w2, padding=(1, 1)))
     mod = relay.IRModule.from_expr(relay.Function([x, w1, w2], y))
     args = [RNG.standard_normal(s).astype("float32") for s in [(1, 16, 8, 8), (16, 16, 3, 3), (16, 16, 3, 3)]]
-    cache = relay.backend.llvm.KernelCache() if hasattr(relay.backend.llvm, "KernelCache") else None
+    cache = KernelCache()
     lib = relay.build(mod, params={"w1": args[1], "w2": args[2]}, cache=cache)
     convs = [k for k in lib.kernels if "nn.conv2d" in k.ops]
     assert len(convs) == 2 and not np.array_equal(convs[0]._constants[0], convs[1]._constants[0])
+    assert cache.stats()["rebinds"] == 1  # the second conv: the first's code, its own panels
     want = relay.create_executor("interpreter", mod=mod).evaluate()(*args)
     np.testing.assert_allclose(lib(args[0]), want, rtol=1e-4, atol=1e-4)
     assert lib(args[0]).tobytes() == relay.build(mod, cache=cache)(*args).tobytes()
