@@ -44,3 +44,8 @@ class AnchorCall:
     parallel loop this call computes when the kernel is split across threads
     (``unit_ns``: the estimated single-core time of one unit; ``chunk_ns``: of the work
     each chunk repeats).  None: the kernel computes everything."""
+    prepack: Optional[Callable[[int, Callable[[Any], Any]], bool]] = None
+    """``prepack(i, pack)``: ask that input ``i`` — a constant read by nothing else — be
+    passed as ``pack(its array)`` (a numpy array), computed once when the kernel is bound
+    to its constants rather than on every call; True if granted, and the emitted code must
+    then read ``inputs[i]`` in that layout.  None: no input can be prepacked."""

@@ -296,7 +296,7 @@ def _exact(code: _Code, func: Function) -> Optional[Kernel]:
             continue
         if consts is None:
             consts = kernel_constants(func)
-        if all(_same(a, b) for a, b in zip(k._constants, consts)):
+        if all(_same(a, b) for a, b in zip(k._sources, consts)):
             return k
     return None
 

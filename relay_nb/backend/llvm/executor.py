@@ -154,6 +154,10 @@ class JITExecutor(Executor):
         self.kernels: list[Kernel] = []  # every kernel this executor used, in first-use order
         self.interpreted: list[Function] = []  # scalar primitive functions left to the interpreter
         self._seen: set[int] = set()
+        # each primitive function's kernel, for this executor's life: the cache may have
+        # evicted it meanwhile (its bound weights count there), and a plan made at the first
+        # call must not compile and pack again what the build already did
+        self._kernel_of: dict[Function, Kernel] = {}
 
     def _typed(self, mod: IRModule) -> IRModule:
         from ...transform.infer_type import InferType
@@ -161,7 +165,9 @@ class JITExecutor(Executor):
         typed = InferType()(mod)
         if self.scalars == "interpret" and not has_tensor_ops(typed):
             return typed  # nothing to compile: scalar code runs best in the interpreter
-        fused = fuse(typed)
+        from .bind_weights import bind_conv_weights  # (imports this module)
+
+        fused = bind_conv_weights(fuse(typed))  # constant weights: packed once by their kernel
         return inline_scalar_primitives(fused) if self.scalars == "interpret" else fused
 
     def primitive(self, func: Function) -> Optional[Kernel]:
@@ -169,7 +175,9 @@ class JITExecutor(Executor):
         if self.scalars == "interpret" and is_scalar_function(func):
             self.interpreted.append(func)
             return None
-        kernel = self.cache.get(func)
+        kernel = self._kernel_of.get(func)
+        if kernel is None:
+            kernel = self._kernel_of[func] = self.cache.get(func)
         if id(kernel) not in self._seen:
             self._seen.add(id(kernel))
             self.kernels.append(kernel)

@@ -74,6 +74,7 @@ class Kernel:
         self._params: list[tuple[str, TensorType]] = []
         self._outputs: list[TensorType] = []
         self._constants: list[np.ndarray] = []
+        self._sources: list[np.ndarray] = []
         self._workspace = 0
         self._parallel = 0  # units of the kernel's split loop (see codegen.lower)
         self._unit_ns = 0.0
@@ -112,7 +113,11 @@ class Kernel:
         self.compile_seconds = compiled.compile_seconds
         self._params = list(lowered.inputs)
         self._outputs = list(lowered.outputs)
-        self._constants = [contiguous(c) for c in lowered.constants]
+        # the constants as given (what the cache matches another function's against) and as
+        # the kernel reads them: some packed once here, for every call (see AnchorCall.prepack)
+        self._sources = [contiguous(c) for c in lowered.constants]
+        packings = lowered.packings
+        self._constants = [contiguous(packings[i](c)) if i in packings else c for i, c in enumerate(self._sources)]
         self._workspace = lowered.workspace_bytes
         self._status = lowered.uses_status
         self._errors = dict(lowered.errors)

@@ -46,6 +46,12 @@ def _emit_tiled(kb, call, outs, epilogue) -> bool:
     )
     if "scratch" in AnchorCall.__dataclass_fields__:  # packing buffers from the workspace
         anchor.scratch = kb.scratch_bytes
+    if "prepack" in AnchorCall.__dataclass_fields__:  # constant operands packed once
+
+        def prepack(i: int, pack) -> bool:
+            return kb.prepack(call.args[i], pack)
+
+        anchor.prepack = prepack
     if kb.splittable and not kb.parallel:  # the kernel's one stage: its chunks may split it
 
         def split(units: int, unit_ns: float, chunk_ns: float = 0.0):

@@ -97,6 +97,9 @@ class KernelBuilder:
         self.rules = rules
         self.materialized = materialized
         self.inputs: dict[Expr, list[ir.Value]] = {}  # param / constant -> leaf pointers
+        # constant -> its argument index, for those one call reads (they may be prepacked)
+        self.sole_constants: dict[Expr, int] = {}
+        self.packings: dict[int, Callable] = {}  # constant index -> its packing (see prepack)
         self.buffers: dict[tuple[Expr, Optional[int]], Buffer] = {}
         self.workspace: Optional[ir.Value] = None
         self.status: Optional[ir.Value] = None
@@ -237,6 +240,15 @@ class KernelBuilder:
         64-byte aligned); its pointer is computed in the entry block, so it is usable
         anywhere in the kernel."""
         return Buffer(self.scratch_bytes(math.prod(shape) * dt.itemsize), tuple(shape), dt)
+
+    def prepack(self, node: Expr, pack: Callable) -> bool:
+        """Pass the constant ``node`` as ``pack(its array)`` (the anchor contract's
+        ``prepack``): only a constant no other node of the kernel reads, packed once."""
+        index = self.sole_constants.get(node)
+        if index is None or index in self.packings:
+            return False
+        self.packings[index] = pack
+        return True
 
     def scratch_bytes(self, nbytes: int) -> ir.Value:
         """A pointer to ``nbytes`` of the workspace (the anchor contract's ``scratch``)."""

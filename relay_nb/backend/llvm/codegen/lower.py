@@ -63,6 +63,7 @@ class Lowered:
     parallel: int = 0  # units of the loop split across threads (0: not splittable)
     unit_ns: float = 0.0  # estimated single-core time of one unit
     chunk_ns: float = 0.0  # estimated work each chunk of a split call repeats
+    packings: dict = field(default_factory=dict)  # constant index -> how the kernel reads it packed
 
     @property
     def ir(self) -> str:
@@ -253,8 +254,16 @@ def lower(func: Function, symbol: str) -> Lowered:
         count = len(leaves(p._checked_type))
         kb.inputs[p] = args[k : k + count]
         k += count
-    for c in constants:
+    readers: dict[Expr, int] = {body: 1}  # the result counts as a reader
+    for n in nodes:
+        for a in n.args if type(n) is Call else n.fields if type(n) is Tuple else ():
+            readers[a] = readers.get(a, 0) + 1
+        if type(n) is TupleGetItem:
+            readers[n.tuple_value] = readers.get(n.tuple_value, 0) + 1
+    for j, c in enumerate(constants):
         kb.inputs[c] = [args[k]]
+        if readers.get(c, 0) == 1:
+            kb.sole_constants[c] = j
         k += 1
     out_bufs = [Buffer(args[k + i], t.shape, dtype(t.dtype)) for i, t in enumerate(out_types)]
     kb.workspace, kb.status, kb.begin, kb.end = args[-4:]
@@ -266,7 +275,7 @@ def lower(func: Function, symbol: str) -> Lowered:
     return Lowered(
         module, symbol, in_types, [_constant_data(c) for c in constants], out_types, kb.workspace_bytes, kb.uses_status,
         ops, dict(kb.errors), [i in kb.peeled for i in range(len(out_types))], kb.parallel, kb.unit_ns,
-        kb.chunk_ns,
+        kb.chunk_ns, dict(kb.packings),
     )
 
 

@@ -12,7 +12,9 @@ what it declines (returns False for) runs as the generator's plain loop instead.
   dtypes;
 * :mod:`.runtime` — the inner loops compiled once per process: packing and the
   register-tiled macro-kernel (:mod:`.gemm`), the im2col packer (:mod:`.conv_pack`), and
-  unpacked kernels for few rows (:mod:`.small`).
+  unpacked kernels for few rows (:mod:`.small`);
+* :mod:`.prepack` — constant operands (conv weights) packed once, when the kernel is bound
+  to its constants, into the panels the macro-kernel reads.
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ from ..anchor import AnchorCall
 from ..codegen.types import DType, dtype
 from ._loops import add, for_range, gep, i64, indices, mul, zero
 from .depthwise import depthwise, emit_depthwise
-from .driver import emit_gemm, tiled
+from .driver import emit_gemm, plan, tiled
+from .gemm import tile_for
+from .prepack import PanelsA
 from .problem import ConvGeometry, Gemm, Matrix
 from .reference import convert
 
@@ -92,10 +94,21 @@ def emit_conv2d(call: AnchorCall) -> bool:
     elif depthwise(g):
         emit_depthwise(call.builder, g)
     elif tiled(g) and g.conv.image > 0:
+        _prepack_weights(call, g)
         emit_gemm(call.builder, g)
     else:
         emit_direct(call.builder, g)
     return True
+
+
+def _prepack_weights(call: AnchorCall, g: Gemm) -> None:
+    """Constant weights: packed into the macro-kernel's panels once, not on every call.
+    Only with scratch memory (the driver then never takes the unpacked fallback)."""
+    if call.prepack is None or g.scratch is None:
+        return
+    panels = PanelsA(g.batch[1], g.m, g.k, plan(g).kc, tile_for(g.dt).mr)
+    if call.prepack(1, panels):
+        g.a_panels = panels
 
 
 def emit_direct(b: ir.IRBuilder, g: Gemm) -> None:

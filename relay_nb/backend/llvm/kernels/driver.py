@@ -105,7 +105,8 @@ def parallel_axis(g: Gemm) -> tuple[str, int, float, float]:
     count = g.batch[0] * g.batch[1]
     cols, rows = math.ceil(g.n / t.nr), math.ceil(g.m / t.mr)
     # a GEMM computes whole register tiles and packs (or im2col-copies) both operands
-    gemm_ns = (rows * t.mr * cols * t.nr * g.k) * MAC_NS + (g.k * g.n + g.m * g.k) * PACK_NS
+    a_pack = 0 if g.a_panels is not None else g.m * g.k  # a prepacked A is not copied
+    gemm_ns = (rows * t.mr * cols * t.nr * g.k) * MAC_NS + (g.k * g.n + a_pack) * PACK_NS
     if count >= BATCH_SPLIT:  # a chunk repeats the padding of its first image
         pad = g.conv.channels * g.conv.hp * g.conv.wp * PACK_NS if g.conv is not None and g.conv.padded else 0.0
         return "batch", count, gemm_ns, pad
@@ -113,7 +114,7 @@ def parallel_axis(g: Gemm) -> tuple[str, int, float, float]:
     # tiles enough to share; a 1x1 conv with 64 output channels on 56x56 would otherwise
     # repack its 3136-wide B in every chunk (40 / M of the work: 60%)
     if (g.m <= g.n and cols >= SHARE_TILES) or rows < SHARE_TILES <= cols or (rows < SHARE_TILES and cols >= rows):
-        return "n", cols, count * gemm_ns / cols, count * g.m * g.k * PACK_NS
+        return "n", cols, count * gemm_ns / cols, count * a_pack * PACK_NS
     return "m", rows, count * gemm_ns / rows, count * g.k * g.n * PACK_NS
 
 
@@ -140,7 +141,8 @@ def emit_gemm(b: ir.IRBuilder, g: Gemm) -> None:
     mc_max = min(blk.mc, math.ceil(g.m / t.mr) * t.mr)
     nc_max = min(blk.nc, math.ceil(g.n / t.nr) * t.nr)
     kc_max = min(blk.kc, g.k)
-    sizes = [mc_max * kc_max * size, kc_max * nc_max * size]
+    panels = g.a_panels  # A packed beforehand: the macro-kernel reads it in place
+    sizes = [0 if panels is not None else mc_max * kc_max * size, kc_max * nc_max * size]
     conv = g.conv
     if conv is not None and conv.padded:
         sizes.append(conv.channels * conv.hp * conv.wp * size)
@@ -202,7 +204,11 @@ def emit_gemm(b: ir.IRBuilder, g: Gemm) -> None:
                 row_start = add(b, c_off, mul(b, ic, g.n))
                 c_start = add(b, row_start, jc)
                 c_block = gep(b, elem, g.c, c_start)
-                if conv is None:
+                if panels is not None:  # block (i, pc, ic): see .prepack
+                    at = add(b, add(b, mul(b, i, panels.mp * g.k), mul(b, pc, panels.mp)), mul(b, ic, kc))
+                    args = [gep(b, elem, a.ptr, at), packed_b, c_block, mc, nc, kc, g.n, first]
+                    call(b, "macro", dt, ok, args)
+                elif conv is None:
                     args = [packed_a, packed_b, a_block, a.rs, a.cs, src_b, bm.rs, bm.cs]
                     call(b, "gemm_block", dt, ok, args + [c_block, g.n, mc, nc, kc, first])
                 else:

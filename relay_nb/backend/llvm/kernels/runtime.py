@@ -40,6 +40,9 @@ ENTRY_POINTS: dict[str, list[str]] = {
     "pad": ["dst", "src", "C", "H", "W", "Hp", "Wp", "pt", "pl"],
     "gemm_block": ["pa", "pb", "a", "ars", "acs", "bsrc", "brs", "bcs", "c", "ldc", "mc", "nc", "kc", "first"],
     "tiled_block": ["pa", "pb", "a", "ars", "acs", "c", "ldc", "mc", "nc", "kc", "first"],
+    # the macro-kernel on an A packed beforehand (a constant: see .prepack); needs no fallback,
+    # its caller has its scratch memory
+    "macro": ["pa", "pb", "c", "mc", "nc", "kc", "ldc", "first"],
     "block_ref": ["a", "ars", "acs", "b", "brs", "bcs", "c", "ldc", "mc", "nc", "kc", "first"],
     "conv_block_ref": ["x", "w", "w_rs", "c", "ldc", "mc", "j0", "nc", "k0", "kc", "first"] + _GEOMETRY,
     "dot": ["a", "ars", "bsrc", "bcs", "c", "ldc", "m", "n", "k"],
@@ -139,7 +142,7 @@ _BUILDERS = {
 # entry point -> (body if ok, body if not ok): each a function (module, dtype) -> body
 _BODIES = {
     name: (_forward(name, ENTRY_POINTS[name]), None)
-    for name in ["pack_b", "im2col", "pad", "dot", "axpy", "block_ref", "conv_block_ref"]
+    for name in ["pack_b", "im2col", "pad", "dot", "axpy", "block_ref", "conv_block_ref", "macro"]
 }
 _BODIES["tiled_block"] = (_tiled_block, None)
 _BODIES["gemm_block"] = (_calls("tiled_block"), _calls("block_ref", {"b": "bsrc"}))
