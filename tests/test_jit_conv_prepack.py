@@ -55,6 +55,10 @@ def test_constant_weights_are_packed_once_with_the_same_bits(x_shape, w_shape, a
     assert packed(x, b).tobytes() == got.tobytes()  # the panels are not consumed by a call
 
     k = _conv_kernel(packed)
+    if w_shape[1] == 1 and attrs.get("groups", 1) == x_shape[1]:
+        # a depthwise conv has its own kernel, which reads the weights as given: nothing to pack
+        assert "dwr.head" in k.ir and "relay_nb_macro_float32" not in k.ir
+        return
     assert "relay_nb_macro_float32" in k.ir and "relay_nb_conv_block_float32" not in k.ir
     assert "relay_nb_conv_block_float32" in _conv_kernel(per_call).ir
     groups = attrs.get("groups", 1)
@@ -103,3 +107,32 @@ def test_convolutions_differing_only_in_weights_share_code_but_not_panels():
     want = relay.create_executor("interpreter", mod=mod).evaluate()(*args)
     np.testing.assert_allclose(lib(args[0]), want, rtol=1e-4, atol=1e-4)
     assert lib(args[0]).tobytes() == relay.build(mod, cache=cache)(*args).tobytes()
+
+
+def test_packed_weights_neither_count_against_the_cache_nor_outlive_the_model():
+    """A model's packed weights belong to the built model: a cache bounded below their size
+    keeps the compiled code (a rebuild compiles nothing), and once the model is gone its
+    panels are freed, while a rebuild binds and packs again without compiling."""
+    import gc
+    import weakref
+
+    mod = _conv_module((1, 64, 16, 16), (256, 64, 3, 3), dict(padding=(1, 1)))  # 576 KiB of weights
+    w = RNG.standard_normal((256, 64, 3, 3)).astype("float32")
+    b = RNG.standard_normal(256).astype("float32")
+    x = RNG.standard_normal((1, 64, 16, 16)).astype("float32")
+    cache = KernelCache(max_bytes=256 * 1024)
+    lib = relay.build(mod, params={"w": w}, cache=cache, threads=1)
+    want = lib(x, b)
+    k = _conv_kernel(lib)
+    assert sum(c.nbytes for c in k._constants) > cache.max_bytes  # the panels alone exceed it
+    again = relay.build(mod, params={"w": w}, cache=cache, threads=1)
+    assert _conv_kernel(again) is k  # the live model's kernel, panels and all
+    st = cache.stats()
+    assert st["compiles"] == 1 and st["evictions"] == 0 and st["bytes"] < cache.max_bytes, st
+    panels = weakref.ref(k._constants[[c.size for c in k._constants].index(max(c.size for c in k._constants))])
+    del lib, again, k
+    gc.collect()
+    assert panels() is None  # the model is gone, and its packed weights with it
+    third = relay.build(mod, params={"w": w}, cache=cache, threads=1)
+    assert third(x, b).tobytes() == want.tobytes()
+    assert cache.stats()["compiles"] == 1  # bound and packed again, not compiled

@@ -87,8 +87,18 @@ class _Code:
         self.signature = None  # the Lowered, without its IR module and constants
         self.compiled = None
         self.keep = _Keep()
-        self.kernels: list[Kernel] = []
+        # recently bound kernels; one whose weights were packed is held weakly (see _hold)
+        self.kernels: list = []
         self.nbytes = 0
+
+    def live(self) -> list[Kernel]:
+        """The bound kernels still alive, oldest first."""
+        out = []
+        for k in self.kernels:
+            k = k() if type(k) is weakref.ref else k
+            if k is not None:
+                out.append(k)
+        return out
 
     def bind(self, func: Function) -> Kernel:
         """A kernel running this (native) code with ``func``'s constants."""
@@ -108,7 +118,19 @@ def _size(code: _Code) -> int:
     constants of the kernels bound to it."""
     compiled = code.compiled
     size = 4 * compiled.text_bytes() + compiled.object_bytes if compiled is not None else 0
-    return size + sum(c.nbytes for k in code.kernels for c in k._constants) + 1024
+    return size + sum(c.nbytes for k in code.kernels if type(k) is not weakref.ref for c in k._constants) + 1024
+
+
+def _hold(kernel: Kernel):
+    """How an entry keeps a bound kernel: strongly, unless its weights were packed for it
+    (new memory as large as the weights): those belong to whoever runs the kernel (a built
+    module, an executor), so that a model's packed weights neither count against the
+    cache's bound — which would evict the compiled code of the very model being rebuilt —
+    nor outlive the model.  A rebuild while the model lives finds them; after, it packs
+    again (a copy), and compiles nothing."""
+    return weakref.ref(kernel) if kernel._constants is not kernel._sources and any(
+        a is not b for a, b in zip(kernel._constants, kernel._sources)
+    ) else kernel
 
 
 class KernelCache:
@@ -202,7 +224,7 @@ class KernelCache:
             code = self._find(key, skeleton)
             if code is not None:
                 return self._bound(code, func)
-            code = self._new_code(func, skeleton)
+            code, kernel = self._new_code(func, skeleton)
             if code.compiled is not None and code.compiled.from_disk:
                 self.disk_loads += 1
             elif code.compiled is not None:
@@ -213,7 +235,6 @@ class KernelCache:
             self._lru[code] = key
             code.nbytes = _size(code)
             self.nbytes += code.nbytes
-            kernel = code.kernels[0]
             self._evict()
             return kernel
 
@@ -228,8 +249,8 @@ class KernelCache:
     def _new_kernel(self, func: Function) -> Kernel:
         return compile_kernel(func, self)
 
-    def _new_code(self, func: Function, skeleton: Function) -> _Code:
-        """A new entry for ``func``'s skeleton, holding ``func``'s kernel."""
+    def _new_code(self, func: Function, skeleton: Function) -> tuple[_Code, Kernel]:
+        """A new entry for ``func``'s skeleton, and ``func``'s kernel (the entry holds it)."""
         from .jit import release
 
         kernel = self._new_kernel(func)
@@ -240,8 +261,8 @@ class KernelCache:
             done = weakref.finalize(code.keep, release, code.compiled.name)
             done.atexit = False  # the process is ending: the engine goes with it
             kernel._keep = code.keep
-        code.kernels.append(kernel)
-        return code
+        code.kernels.append(_hold(kernel))
+        return code, kernel
 
     def _find(self, key: tuple, skeleton: Function, touch: bool = True) -> Optional[_Code]:
         for code in self._codes.get(key, ()):
@@ -263,8 +284,7 @@ class KernelCache:
         else:
             kernel = code.bind(func)
             self.rebinds += 1
-        code.kernels.append(kernel)
-        del code.kernels[:-_BOUND_PER_CODE]
+        code.kernels = [_hold(k) for k in code.live()[-(_BOUND_PER_CODE - 1):]] + [_hold(kernel)]
         self.nbytes -= code.nbytes
         code.nbytes = _size(code)
         self.nbytes += code.nbytes
@@ -287,7 +307,7 @@ def _exact(code: _Code, func: Function) -> Optional[Kernel]:
     from .codegen.lower import kernel_constants
 
     consts = None
-    for k in reversed(code.kernels):
+    for k in reversed(code.live()):
         if k.func is func:
             return k
         if not k.native:  # (runs numpy on its own function: may not even be lowerable)
