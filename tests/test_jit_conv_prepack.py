@@ -125,6 +125,9 @@ def test_packed_weights_neither_count_against_the_cache_nor_outlive_the_model():
     want = lib(x, b)
     k = _conv_kernel(lib)
     assert sum(c.nbytes for c in k._constants) > cache.max_bytes  # the panels alone exceed it
+    # the report counts the weights as given (the module holds them) and their packed copy
+    packed_bytes = sum(c.nbytes for c in k._constants if c.size != b.size)
+    assert lib.report().memory.weights == w.nbytes + packed_bytes  # (the bias is an argument)
     again = relay.build(mod, params={"w": w}, cache=cache, threads=1)
     assert _conv_kernel(again) is k  # the live model's kernel, panels and all
     st = cache.stats()

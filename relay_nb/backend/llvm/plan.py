@@ -241,7 +241,9 @@ class Plan:
         for s, a in self.constants.items():
             weights[_address(a)] = a.nbytes
         for step in self.steps:
-            for a in step.kernel._constants:
+            # the weights as given (the module's IR holds them too) and, where a kernel
+            # packed them into its own layout, the packed copy as well
+            for a in (*step.kernel._sources, *step.kernel._constants):
                 weights[_address(a)] = a.nbytes
         return PlanMemory(
             arena=sum(sizes),
