@@ -67,13 +67,15 @@ def test_crop_and_resize_reports_a_bad_box_index_as_the_interpreter_does():
 def test_dilation2d(layouts, data):
     dl, kl = layouts
     rng = _rng(data)
-    n, c, h, w = 1, data.draw(st.integers(1, 3)), data.draw(st.integers(1, 6)), data.draw(st.integers(1, 6))
     kh, kw = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
     strides = [data.draw(st.integers(1, 2)) for _ in range(2)]
     dil = [data.draw(st.integers(1, 2)) for _ in range(2)]
     pads = [data.draw(st.integers(0, 2)) for _ in range(4)]
-    if h + pads[0] + pads[2] < (kh - 1) * dil[0] + 1 or w + pads[1] + pads[3] < (kw - 1) * dil[1] + 1:
-        return
+    # only images the dilated window fits in (padded): every example is compared
+    min_h = max(1, (kh - 1) * dil[0] + 1 - pads[0] - pads[2])
+    min_w = max(1, (kw - 1) * dil[1] + 1 - pads[1] - pads[3])
+    n, c = 1, data.draw(st.integers(1, 3))
+    h, w = data.draw(st.integers(min_h, min_h + 5)), data.draw(st.integers(min_w, min_w + 5))
     dtype = data.draw(st.sampled_from(["float32", "int32"]))
     x = random_array(rng, _nhwc((n, c, h, w), dl), dtype, special=True)
     wshape = (c, kh, kw) if kl == "IHW" else (kh, kw, c)
