@@ -530,3 +530,17 @@ def test_a_very_wide_group_opens_to_runs_of_runs():
     placed = [i for g in runs for i in g.nodes]
     assert sorted(placed) == sorted(i for i in h.nodes if h.path(i).split("/")[-1].startswith("#"))
     assert len(h.view(h.initial()).items) <= 40
+
+
+def test_search_finds_a_weight_by_its_importer_name_the_printer_respelled():
+    """``3.2.conv2.weight`` (a torch Sequential's name) prints as ``%v3_2_conv2_weight``;
+    the search and the node's details still know it by the name the user wrote."""
+    w = relay.var("3.2.conv2.weight", shape=(2,))
+    x = relay.var("data", shape=(2,))
+    mod = relay.IRModule.from_expr(relay.Function([x, w], relay.add(x, w)))
+    assert "%v3_2_conv2_weight" in mod.astext()
+    h = relay.viz.hierarchy(mod)
+    (hit,) = [m for m in h.search("3.2.conv2.weight") if m.field != "group"]
+    assert h.nodes[hit.id].label.startswith("%v3_2_conv2_weight")
+    assert hit.text == 'name_hint="3.2.conv2.weight"'
+    assert not [m for m in h.search("data") if m.field == "attrs"]  # printed as written: nothing added

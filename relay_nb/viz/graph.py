@@ -300,6 +300,10 @@ class _Builder:
             expr, about = anchor, anchor
         info = NodeInfo(self._node_id(anchor), expr, kind, label, type_text=typ)
         info.attrs_text = attrs_text(self.located, about)
+        if type(anchor) is Var and anchor.name_hint and anchor.name_hint not in label:
+            # a name the printer had to respell (an importer's "3.2.conv2.weight" prints as
+            # %v3_2_conv2_weight): kept in the node's details, so hover and search find it
+            info.attrs_text = f'name_hint="{anchor.name_hint}"'
         origin = self.origin.get(about) or self.origin.get(anchor)
         info.origin = origin if origin is not None else about
         self._position(info, anchor, about)
