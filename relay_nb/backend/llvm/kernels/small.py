@@ -7,7 +7,8 @@ place instead, each in the direction B is contiguous:
 * ``dot`` — B's columns contiguous (dense's ``(N, K)`` weight): C[i, j] is a dot product
   of two contiguous rows; a tile of rows x columns keeps one vector accumulator per pair
   over k, reduced horizontally at the end (4 x 3 tiles, or 1 x 4 for a lone row: more
-  rows of B at once, N floats apart, start to evict each other from one L1 set).
+  rows of B at once, N floats apart, start to evict each other from one L1 set); lone
+  rows sweep B forwards and backwards on alternate calls (see ``_sweep``).
 * ``axpy`` — B's rows contiguous (plain matmul): a tile of C rows accumulates
   ``A[i, k] * B[k, j:j+NR]`` over a block of k (6 x 2 vectors, or 1 x 4 vectors for a
   lone row); the ragged last columns go through a lane mask, never past the row's end.
