@@ -336,3 +336,23 @@ def test_recurrent_layers_with_a_dynamic_batch():
         "(Tensor[(5, 1, ?, 8), float32], Tensor[(1, ?, 8), float32])"
     feeds = {"input": np.random.default_rng(7).standard_normal((5, 3, 6)).astype("float32")}
     assert M.check(model, feeds) <= 1e-4
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("direction", ["forward", "bidirectional"])
+def test_recurrent_input_product_is_one_dense_per_direction(kind, direction):
+    # x @ W^T for the whole sequence at once; per step only the state's product(s) (GRU:
+    # one per gate), and the built plan has no per-step split or squeeze kernels
+    seq, dirs = 5, 2 if direction == "bidirectional" else 1
+    if kind == "LSTM":
+        model, feeds = M.lstm_model(seq=seq, direction=direction)
+    else:
+        model, feeds = M.recurrent_model(kind, seq=seq, direction=direction)
+    mod, params = relay.frontend.from_onnx(model)
+    denses = [c for c in _calls(mod) if c.op.name == "nn.dense"]
+    per_step = 3 if kind == "GRU" else 1
+    assert len(denses) == dirs * (1 + seq * per_step)
+    lib = relay.build(mod)
+    ops = [k.ops for k in lib.kernels]
+    assert ["squeeze"] not in ops and ops.count(["split"]) <= 1, ops
+    assert M.check(model, feeds) <= 1e-4

@@ -205,3 +205,18 @@ def test_jit_executor_batch_matmul_softmax_block():
     got, want = _both(mod, args)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
     assert "relay_nb_gemm_block_float32" in _runtime_calls(mod)
+
+
+@pytest.mark.parametrize("n", [1, 4, 7, 2049])
+def test_a_batch_1_dense_gives_the_same_bits_on_every_call(n):
+    # the single-row dot kernel sweeps B's rows in the opposite direction on alternate
+    # calls (the part of a big weight read last is still in L2): each element is the same
+    # dot product either way, the ragged last tile included
+    mod = relay.parse(f"def @main(%x: Tensor[(1, 301), float32], %w: Tensor[({n}, 301), float32]) {{ nn.dense(%x, %w) }}")
+    rng = np.random.default_rng(n)
+    x, w = rng.standard_normal((1, 301)).astype("float32"), rng.standard_normal((n, 301)).astype("float32")
+    lib = relay.build(mod, threads=1)
+    first = lib(x, w)
+    np.testing.assert_allclose(first, x @ w.T, rtol=1e-4, atol=1e-4)
+    for _ in range(3):
+        assert lib(x, w).tobytes() == first.tobytes()

@@ -124,6 +124,39 @@ def test_gemm_and_conv_give_the_same_bits_for_every_thread_count(text, shapes):
     assert _split_kernels(libs[2], 2)
 
 
+@pytest.mark.parametrize(
+    "text, shapes, reference",
+    [
+        # batch-1 dense (the unpacked "dot" kernel), odd sizes, a fused bias + sigmoid
+        (
+            "def @main(%x: Tensor[(1, 511), float32], %w: Tensor[(2013, 511), float32],"
+            " %b: Tensor[(2013), float32]) { sigmoid(add(nn.dense(%x, %w), %b)) }",
+            [(1, 511), (2013, 511), (2013,)],
+            lambda x, w, b: 1 / (1 + np.exp(-(x @ w.T + b))),
+        ),
+        # five rows: a 4-row tile and a lone row, each chunk's epilogue row by row
+        (
+            "def @main(%x: Tensor[(5, 300), float32], %w: Tensor[(3001, 300), float32],"
+            " %c: Tensor[(5, 3001), float32]) { add(nn.dense(%x, %w), %c) }",
+            [(5, 300), (3001, 300), (5, 3001)],
+            lambda x, w, c: x @ w.T + c,
+        ),
+        # B's rows contiguous (the "axpy" kernel): chunks end inside its 64-column tiles
+        (
+            "def @main(%x: Tensor[(3, 401), float32], %w: Tensor[(401, 2021), float32]) { nn.matmul(%x, %w) }",
+            [(3, 401), (401, 2021)],
+            lambda x, w: x @ w,
+        ),
+    ],
+    ids=["dense-batch-1", "dense-5-rows", "matmul-3-rows"],
+)
+def test_few_row_gemms_split_their_columns_with_the_same_bits(text, shapes, reference):
+    args = [_rand(*s) for s in shapes]
+    libs = _same_for_thread_counts(text, *args)
+    assert _split_kernels(libs[2], 2) and not _split_kernels(libs[1], 1)
+    np.testing.assert_allclose(libs[2](*args), reference(*args), rtol=1e-4, atol=1e-4)
+
+
 def test_a_conv_net_gives_the_same_bits_for_every_thread_count():
     mod, params = relay.testing.resnet.get_workload(num_layers=18, batch_size=1, image_shape=(3, 64, 64))
     x = _rand(1, 3, 64, 64)

@@ -7,7 +7,8 @@ place instead, each in the direction B is contiguous:
 * ``dot`` — B's columns contiguous (dense's ``(N, K)`` weight): C[i, j] is a dot product
   of two contiguous rows; a tile of rows x columns keeps one vector accumulator per pair
   over k, reduced horizontally at the end (4 x 3 tiles, or 1 x 4 for a lone row: more
-  rows of B at once, N floats apart, start to evict each other from one L1 set).
+  rows of B at once, N floats apart, start to evict each other from one L1 set); lone
+  rows sweep B forwards and backwards on alternate calls (see ``_sweep``).
 * ``axpy`` — B's rows contiguous (plain matmul): a tile of C rows accumulates
   ``A[i, k] * B[k, j:j+NR]`` over a block of k (6 x 2 vectors, or 1 x 4 vectors for a
   lone row); the ragged last columns go through a lane mask, never past the row's end.
@@ -82,11 +83,31 @@ def build_dot(module: ir.Module, t: Tile, name: str) -> ir.Function:
     with for_range(b, 0, groups, 4, name="di") as i:
         with for_range(b, 0, n, 3, name="dj") as j:
             _dot_tile(b, t, 4, 3, a, ars, bm, bcs, c, ldc, i.index, j.index, m, n, k)
+    # single rows sweep B's rows forwards and backwards on alternate calls (see _sweep)
+    backwards = _sweep(b, name)
+    tiles = b.sdiv(b.add(n, i64(3)), i64(4))
     with for_range(b, groups, m, name="d1") as i:
-        with for_range(b, 0, n, 4, name="dj1") as j:
-            _dot_tile(b, t, 1, 4, a, ars, bm, bcs, c, ldc, i.index, j.index, m, n, k)
+        with for_range(b, 0, tiles, name="dj1") as j:
+            tile = b.select(backwards, b.sub(b.sub(tiles, i64(1)), j.index), j.index)
+            _dot_tile(b, t, 1, 4, a, ars, bm, bcs, c, ldc, i.index, b.mul(tile, i64(4)), m, n, k)
     b.ret_void()
     return fn
+
+
+def _sweep(b: ir.IRBuilder, name: str) -> ir.Value:
+    """True on every other call of the routine (a flag in the module, flipped per call).
+
+    A weight bigger than L2 read front to back on every call (an LSTM's recurrent matrix,
+    once per time step) evicts itself: each call misses on all of it.  Read in the other
+    direction on the next call, the part read last is still in L2 and is read first.
+    Every output element is the same dot product either way; the flag is only a hint
+    (threads flipping it at once just pick either direction)."""
+    flag = ir.GlobalVariable(b.module, I64, name=f"{name}.sweep")
+    flag.linkage = "internal"
+    flag.initializer = ir.Constant(I64, 0)
+    old = b.load_atomic(flag, "monotonic", 8)
+    b.store_atomic(b.xor(old, i64(1)), flag, "monotonic", 8)
+    return b.icmp_signed("!=", old, i64(0))
 
 
 def _masked_load(b: ir.IRBuilder, t: Tile, ptr, mask) -> ir.Value:
