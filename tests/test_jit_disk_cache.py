@@ -233,3 +233,37 @@ declare void @"relay_nb_dot_float32"(i1 %".1")
     assert disk_cache.externals(ir) == ["relay_nb_dot_float32"]
     # an externally visible global would clash with another process's of that name
     assert disk_cache.exports(ir + '@"taps1" = constant [1 x i64] [i64 0]\n') == ["k_1", "taps1"]
+
+
+PACKED_WORKER = """
+import json
+import numpy as np
+import relay_nb as relay
+x = relay.var("x", shape=(1, 32, 12, 12))
+w = relay.var("w", shape=(48, 32, 3, 3))
+mod = relay.IRModule.from_expr(relay.Function([x, w], relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1)))))
+rng = np.random.default_rng(3)
+weights = rng.standard_normal((48, 32, 3, 3)).astype("float32")
+data = rng.standard_normal((1, 32, 12, 12)).astype("float32")
+lib = relay.build(mod, params={"w": weights}, threads=1)  # w constant: packed into panels
+(k,) = lib.kernels
+want = relay.create_executor("interpreter", mod=mod).evaluate()(data, weights)
+print(json.dumps({"out": lib(data).tobytes().hex(), "from_disk": k.from_disk,
+                  "packed": any(a is not b for a, b in zip(k._constants, k._sources)),
+                  "err": float(np.abs(lib(data) - want).max())}))
+"""
+
+
+def test_a_kernel_reading_packed_weights_loads_from_disk_with_their_layout(tmp_path):
+    """The entry says how the kernel's constants are packed: a loaded conv with constant
+    weights packs them as the compiled one did (it read them unpacked: wrong results)."""
+    env = dict(os.environ, RELAY_NB_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", PACKED_WORKER], env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    cold, warm = runs
+    assert cold["packed"] and not cold["from_disk"]
+    assert warm["packed"] and warm["from_disk"]
+    assert warm["out"] == cold["out"] and cold["err"] < 1e-4

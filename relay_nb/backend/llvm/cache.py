@@ -407,7 +407,10 @@ def compile_kernel(func: Function, cache: Optional["KernelCache"] = None) -> Ker
     ir_text = lowered.ir
     save = None
     if key is not None and disk_cache.exports(ir_text) == [symbol]:
-        save = functools.partial(disk_cache.store, key, _disk_meta(lowered, ir_text))
+        try:
+            save = functools.partial(disk_cache.store, key, _disk_meta(lowered, ir_text))
+        except TypeError:  # a packed layout with no disk form: compiled, not stored
+            save = None
     try:
         compiled = compile_ir(ir_text, [symbol], _module_name(symbol), speed_level=level, emit_asm=False, save_object=save)
     except Exception as exc:
@@ -466,8 +469,25 @@ def _disk_meta(lowered, ir_text: str) -> dict:
         "parallel": int(lowered.parallel),
         "unit_ns": float(lowered.unit_ns),
         "chunk_ns": float(lowered.chunk_ns),
+        # constants the code reads packed (kernels/prepack.py): without the layout a loaded
+        # kernel would read the weights as given where it expects panels
+        "packings": {str(i): _packing_meta(p) for i, p in lowered.packings.items()},
         "externals": disk_cache.externals(ir_text),
     }
+
+
+def _packing_meta(pack) -> dict:
+    """A packed layout as JSON (a dataclass of :data:`_PACKINGS`)."""
+    name = type(pack).__name__
+    if _PACKINGS().get(name) is not type(pack):
+        raise TypeError(f"no disk form for the packing {pack!r}")
+    return {"layout": name, **dataclasses.asdict(pack)}
+
+
+def _PACKINGS() -> dict:
+    from .kernels.prepack import PanelsA
+
+    return {"PanelsA": PanelsA}
 
 
 def _load_kernel(func: Function, name: str, ops: list[str], key: str, symbol: str, level: int) -> Optional[Kernel]:
@@ -493,6 +513,8 @@ def _load_kernel(func: Function, name: str, ops: list[str], key: str, symbol: st
             int(meta["workspace"]), bool(meta["status"]), list(ops),
             {int(c): str(m) for c, m in meta["errors"]}, [bool(b) for b in meta["peeled"]],
             int(meta.get("parallel", 0)), float(meta.get("unit_ns", 0.0)), float(meta.get("chunk_ns", 0.0)),
+            # required: an entry that does not say how its constants are laid out is refused
+            {int(i): _PACKINGS()[p.pop("layout")](**p) for i, p in meta["packings"].items()},
         )
         externals = [str(e) for e in meta["externals"]]
         for e in externals:
