@@ -87,9 +87,11 @@ class GraphExplorer(anywidget.AnyWidget):
         """``{node id: info}`` as the front end has it (label, kind, type, attrs, lines,
         group path, highlighted), like :attr:`GraphInspector.nodes`."""
         groups = self.data.get("groups", [])
+        strings = self.data.get("strings", [])  # label, kind, type and attrs are indices into it
         out = {}
         for row in self.data.get("nodes", ()):
             node_id, label, kind, group, typ, attrs, line, end, _fill, op, uses, hl = row
+            label, kind, typ, attrs = strings[label], strings[kind], strings[typ], strings[attrs]
             out[node_id] = {"label": label, "kind": kind, "type": typ, "attrs": attrs,
                             "line": line, "end_line": end, "op": bool(op), "uses": uses,
                             "highlighted": bool(hl),
