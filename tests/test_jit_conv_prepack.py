@@ -76,6 +76,23 @@ def test_panels_repeat_the_last_row_like_the_runtime_packer():
     np.testing.assert_array_equal(p[0, 0:6], a[0, :6, 0])  # slab 0, panel 0, k = 0
 
 
+@pytest.mark.parametrize("batch,m,k,kc,mr", [(1, 7, 5, 3, 6), (2, 12, 9, 4, 6), (3, 5, 11, 11, 8), (1, 1, 4, 2, 4), (2, 17, 10, 16, 8)])
+def test_panels_follow_the_documented_layout(batch, m, k, kc, mr):
+    """packed[g][slab pc][panel p][k < kc][r < MR] = A[g][p*MR + r][pc + k], rows >= M
+    repeating M - 1, element by element (the packer writes each panel in one strided copy)."""
+    pack = PanelsA(batch, m, k, kc, mr)
+    a = RNG.standard_normal((batch * m, k)).astype("float32")
+    got = pack(a).reshape(batch, -1)
+    mats = a.reshape(batch, m, k)
+    for g in range(batch):
+        want = []
+        for pc in range(0, k, kc):
+            for p in range(pack.mp // mr):
+                for kk in range(min(kc, k - pc)):
+                    want += [mats[g, min(p * mr + r, m - 1), pc + kk] for r in range(mr)]
+        assert got[g].tobytes() == np.array(want, "float32").tobytes()
+
+
 @pytest.mark.parametrize(
     "x_shape,w_shape,padding",
     [((1, 256, 14, 14), (514, 256, 1, 1), 0), ((1, 32, 30, 30), (24, 32, 3, 3), 1), ((4, 16, 20, 20), (20, 16, 3, 3), 1)],
@@ -107,6 +124,24 @@ def test_convolutions_differing_only_in_weights_share_code_but_not_panels():
     want = relay.create_executor("interpreter", mod=mod).evaluate()(*args)
     np.testing.assert_allclose(lib(args[0]), want, rtol=1e-4, atol=1e-4)
     assert lib(args[0]).tobytes() == relay.build(mod, cache=cache)(*args).tobytes()
+
+
+def test_weights_equal_but_for_their_last_element_are_other_weights():
+    # the cache compares a constant's first bytes before the whole (a quick reject of
+    # different weights): a weight differing only past that prefix still gets its own panels
+    mod = _conv_module((1, 16, 8, 8), (32, 16, 3, 3), dict(padding=(1, 1)))  # 18 KiB of weights
+    w = RNG.standard_normal((32, 16, 3, 3)).astype("float32")
+    w2 = w.copy()
+    w2[-1, -1, -1, -1] += 1.0
+    x = RNG.standard_normal((1, 16, 8, 8)).astype("float32")
+    b = RNG.standard_normal(32).astype("float32")
+    cache = KernelCache()
+    lib = relay.build(mod, params={"w": w}, cache=cache)
+    lib2 = relay.build(mod, params={"w": w2}, cache=cache)
+    assert _conv_kernel(lib2) is not _conv_kernel(lib)
+    assert lib2(x, b).tobytes() == relay.build(mod, cache=KernelCache())(x, w2, b).tobytes()
+    assert lib2(x, b).tobytes() != lib(x, b).tobytes()
+    assert _conv_kernel(relay.build(mod, params={"w": w.copy()}, cache=cache)) is _conv_kernel(lib)
 
 
 def test_packed_weights_neither_count_against_the_cache_nor_outlive_the_model():

@@ -327,7 +327,10 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
         return True
     if a.dtype != b.dtype or a.shape != b.shape:
         return False
-    return np.array_equal(np.ascontiguousarray(a).reshape(-1).view(np.uint8), np.ascontiguousarray(b).reshape(-1).view(np.uint8))
+    x, y = np.ascontiguousarray(a).reshape(-1).view(np.uint8), np.ascontiguousarray(b).reshape(-1).view(np.uint8)
+    # two different weights of one shape (ResNet-50's repeated blocks) differ early: a
+    # prefix rejects them without comparing megabytes (30 ms of a warm build)
+    return np.array_equal(x[:4096], y[:4096]) and np.array_equal(x, y)
 
 
 class _Abstract(ExprMutator):
