@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import threading
 
+import numpy as np
 import pytest
 
 import relay_nb as relay
@@ -103,6 +104,47 @@ def test_sequential_resolves_required_passes_by_name():
     register_pass("WrapOnce", lambda: tuple_wrapping_pass("WrapOnce"))
     seq = Sequential([tuple_wrapping_pass("Needy", 0, required=["WrapOnce"])])
     assert depth(seq(identity_module())) == 2
+
+
+class _CountInferType:
+    def __init__(self):
+        self.names = []
+
+    def run_before_pass(self, mod, info):
+        self.names.append(info.name)
+
+
+def _conv_bn_module() -> relay.IRModule:
+    x = relay.var("x", shape=(1, 3, 8, 8))
+    w = relay.const(np.ones((4, 3, 3, 3), "float32"))
+    g, b, m, v = (relay.const(np.full(4, k, "float32")) for k in (1.5, 0.5, 0.1, 2.0))
+    y = relay.nn.batch_norm(relay.nn.conv2d(x, w, padding=(1, 1)), g, b, m, v)[0]
+    return relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(relay.reshape(relay.reshape(y, (4, 64)), (1, 4, 8, 8)))))
+
+
+def test_a_required_infer_type_after_passes_that_keep_types_does_not_run_again():
+    seen = _CountInferType()
+    with PassContext(instruments=[seen]):
+        out = relay.optimize(_conv_bn_module())
+    # the pipeline's own InferType; every later pass keeps the types (it ran 7 times before)
+    assert seen.names.count("InferType") == 1, seen.names
+    from relay_nb.ir.functor import post_order
+
+    assert all(n._checked_type is not None for n in post_order(out["main"]) if not isinstance(n, relay.Op))
+    assert out.astext(show_types=True) == relay.transform.InferType()(out).astext(show_types=True)
+
+
+def test_a_required_infer_type_runs_after_a_pass_that_does_not_keep_types():
+    @function_pass(opt_level=0, name="ReluTwice")
+    def relu_twice(func, mod, ctx):  # rebuilds @main: the new call has no type
+        return relay.Function(func.params, relay.nn.relu(func.body))
+
+    seen = _CountInferType()
+    simplify = relay.transform.get_pass("SimplifyExpr")
+    with PassContext(instruments=[seen]):
+        out = Sequential([relay.transform.InferType(), relu_twice, simplify])(_conv_bn_module())
+    assert seen.names == ["sequential", "InferType", "ReluTwice", "InferType", "SimplifyExpr"]
+    assert out["main"].body._checked_type is not None
 
 
 def test_unknown_required_pass_is_a_clear_error():

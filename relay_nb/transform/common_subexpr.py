@@ -120,6 +120,8 @@ def eliminate_common_subexpr(expr: Expr, fskip: Callable[[Expr], bool] | None = 
 class EliminateCommonSubexpr(FunctionPass):
     """``relay.transform.EliminateCommonSubexpr(fskip=None)``."""
 
+    preserves_types = True  # an expression is replaced by an equal one (rebuilt nodes lose their types: then InferType runs)
+
     def __init__(self, fskip: Callable[[Expr], bool] | None = None) -> None:
         self.fskip = fskip
         super().__init__(self._run, PassInfo("EliminateCommonSubexpr", 3, ("InferType",)))

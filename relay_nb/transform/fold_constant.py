@@ -152,6 +152,8 @@ class FoldConstant(FunctionPass):
     >>> mod = relay.transform.FoldConstant()(mod)   # add(1f, 2f) becomes 3f
     """
 
+    preserves_types = True  # a folded constant has the type of the expression it replaces
+
     def __init__(self) -> None:
         super().__init__(self._fold, PassInfo("FoldConstant", 2, ("InferType",)))
 

@@ -281,6 +281,8 @@ class _Backward(TypedMutator):
 
 
 class _ScalePass(FunctionPass):
+    preserves_types = True  # scaled weights keep their shapes (TypedMutator)
+
     def __init__(self, name: str, functor: type) -> None:
         super().__init__(self._run, PassInfo(name, 3, ("InferType",)))
         self.functor = functor

@@ -501,6 +501,8 @@ class FuseOps(FunctionPass):
     >>> mod = relay.transform.FuseOps()(mod)
     """
 
+    preserves_types = True  # grouping changes no type (TypedMutator)
+
     def __init__(self, fuse_opt_level: int = -1) -> None:
         super().__init__(self._fuse, PassInfo("FuseOps", 0, ("InferType",)))
         self.fuse_opt_level = fuse_opt_level

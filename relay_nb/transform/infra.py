@@ -138,6 +138,10 @@ class Pass:
     """A transformation from IRModule to IRModule (seed 003's PassNode)."""
 
     info: PassInfo
+    # True if, given a type-checked module, the pass returns one whose expressions keep
+    # their types (a rewrite that replaces an expression by one of the same type, copying
+    # it over, as TypedMutator does): a Sequential then need not run InferType again.
+    preserves_types: bool = False
 
     def __call__(self, mod: IRModule) -> IRModule:
         """Run under the current context, with its instruments observing."""
@@ -211,7 +215,10 @@ class Sequential(Pass):
     """Run passes in order, like ``nn.Sequential`` (seed 003's SequentialPassNode).
 
     Each pass runs only if the current context enables it; a pass's ``required`` passes are
-    looked up by name in :data:`PASSES` and run first.
+    looked up by name in :data:`PASSES` and run first — but for a required ``InferType``
+    after InferType itself and passes that keep types (:attr:`Pass.preserves_types`), on a
+    module whose every expression has its type: inference would find the same types.
+    (The default pipeline ran InferType seven times on ResNet-50, 13 ms each.)
     """
 
     def __init__(
@@ -228,12 +235,21 @@ class Sequential(Pass):
         self.info = PassInfo(name, opt_level, tuple(required))
 
     def transform_module(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        from .infer_type import InferType
+        from .typed import fully_typed
+
+        checked = False  # InferType ran in this sequence, and every pass since kept the types
         for p in self.passes:
             if not ctx.pass_enabled(p.info):
                 continue
             for req in p.info.required:
-                mod = get_pass(req)(mod)
+                if req == "InferType" and checked and fully_typed(mod):
+                    continue
+                before = get_pass(req)
+                mod = before(mod)
+                checked = isinstance(before, InferType) or (checked and before.preserves_types)
             mod = p(mod)
+            checked = isinstance(p, InferType) or (checked and p.preserves_types)
         return mod
 
 

@@ -310,6 +310,8 @@ class Simplifier(TypedMutator):
 class SimplifyExpr(FunctionPass):
     """``relay.transform.SimplifyExpr()``: a function pass at opt level 0, as in TVM."""
 
+    preserves_types = True  # a rewrite keeps the type of what it replaces (TypedMutator)
+
     def __init__(self) -> None:
         super().__init__(self._simplify, PassInfo("SimplifyExpr", 0, ("InferType",)))
 

@@ -120,6 +120,8 @@ class SimplifyInference(FunctionPass):
     >>> mod = relay.transform.SimplifyInference()(mod)   # no nn.batch_norm left
     """
 
+    preserves_types = True  # it re-infers the arithmetic it introduces
+
     def __init__(self) -> None:
         super().__init__(self._simplify, PassInfo("SimplifyInference", 0, ("InferType",)))
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir.expr import Expr, Function, Let
-from ..ir.functor import ExprMutator
+from ..ir.expr import Expr, Function, Let, Op
+from ..ir.functor import ExprMutator, post_order
 from ..ir.module import IRModule
 from ..typing.infer import infer_module
 
@@ -24,6 +24,18 @@ def ensure_typed(mod: IRModule) -> IRModule:
     new = mod.copy()
     infer_module(new)
     return new
+
+
+def fully_typed(mod: IRModule) -> bool:
+    """Whether every expression of ``mod`` has its ``checked_type`` (operators aside: an
+    operator's type is its registered polymorphic one, whichever module it is in).  After
+    InferType and type-preserving rewrites this says the types are known; a node a rewrite
+    built without a type makes it False."""
+    for func in mod.functions.values():
+        for node in post_order(func):
+            if node._checked_type is None and type(node) is not Op:
+                return False
+    return True
 
 
 class TypedMutator(ExprMutator):
@@ -54,4 +66,4 @@ class TypedMutator(ExprMutator):
         return self._rebuild_function(fn, params, (yield fn.body))
 
 
-__all__ = ["TypedMutator", "ensure_typed"]
+__all__ = ["TypedMutator", "ensure_typed", "fully_typed"]

@@ -261,10 +261,13 @@ def build(
 
     mod = bind_module_params(mod, params or {})
     from ...transform.pipeline import optimize
+    from ...transform.typed import fully_typed
 
     optimized = optimize(mod, opt_level=PassContext.current().opt_level)
     executor = JITExecutor(optimized, cache=cache, scalars=scalars, threads=threads)
-    fused = executor._typed(optimized)
+    # the pipeline's passes keep the types InferType gave (when a rewrite left a node
+    # without one, inference runs again)
+    fused = executor._typed(optimized, checked=fully_typed(optimized))
     kernels: list[Kernel] = []
     for f in _primitive_functions(fused):
         k = executor.primitive(f)

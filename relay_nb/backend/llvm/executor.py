@@ -30,12 +30,16 @@ from .plan import Plan
 from .pool import resolve_threads, using_threads
 
 
-def fuse(mod: IRModule) -> IRModule:
-    """InferType then FuseOps under the current PassContext: the form kernels come from."""
+def fuse(mod: IRModule, typed: bool = False) -> IRModule:
+    """InferType (unless ``typed``: ``mod`` is type-checked already) then FuseOps under the
+    current PassContext: the form kernels come from."""
     from ...transform.fuse_ops import FuseOps
-    from ...transform.infer_type import InferType
 
-    return FuseOps()(InferType()(mod))
+    if not typed:
+        from ...transform.infer_type import InferType
+
+        mod = InferType()(mod)
+    return FuseOps()(mod)
 
 
 class _Substitute(TypedMutator):
@@ -159,15 +163,16 @@ class JITExecutor(Executor):
         # call must not compile and pack again what the build already did
         self._kernel_of: dict[Function, Kernel] = {}
 
-    def _typed(self, mod: IRModule) -> IRModule:
+    def _typed(self, mod: IRModule, checked: bool = False) -> IRModule:
+        """``mod`` type-checked (``checked``: it is already), fused, weights bound."""
         from ...transform.infer_type import InferType
 
-        typed = InferType()(mod)
+        typed = mod if checked else InferType()(mod)
         if self.scalars == "interpret" and not has_tensor_ops(typed):
             return typed  # nothing to compile: scalar code runs best in the interpreter
         from .bind_weights import bind_conv_weights  # (imports this module)
 
-        fused = bind_conv_weights(fuse(typed))  # constant weights: packed once by their kernel
+        fused = bind_conv_weights(fuse(typed, typed=True))  # constant weights: packed once by their kernel
         return inline_scalar_primitives(fused) if self.scalars == "interpret" else fused
 
     def primitive(self, func: Function) -> Optional[Kernel]:
