@@ -22,8 +22,12 @@ calls), so every peer sees the same machine load; a latency is the median of all
 calls.  A ratio is latency over onnxruntime's at the same thread count (the issue's
 floor: <= 1.5x).  Build times are ``relay.build`` alone (import excluded; see
 ``bench_import.py``), each in a fresh process: cold with an empty ``RELAY_NB_CACHE_DIR``,
-warm with the directory the cold build filled.  "err" is the largest relative error of
-relay_nb's and torch's first output against onnxruntime's.
+warm with the directory the cold build filled.  Python byte-code caching is on for the
+workers (into the model's scratch folder) when the environment turned it off, as in an
+installed package: otherwise every worker compiles the relay_nb sources ``relay.build``
+imports (0.1-0.25 s of a warm build here); the cold build's worker writes them.  "err"
+is the largest relative error of relay_nb's and torch's first output against
+onnxruntime's.
 
 ``--quick`` runs every model at toy sizes with 2 rounds: a smoke test, not a measurement.
 """
@@ -181,6 +185,8 @@ def _ort_profile(folder: str, threads: int, feeds: dict, calls: int = 5) -> list
 
 def _env(threads: int, cache_dir: str) -> dict:
     env = dict(os.environ)
+    if env.pop("PYTHONDONTWRITEBYTECODE", None):  # byte code cached, as an installed package's
+        env["PYTHONPYCACHEPREFIX"] = os.path.join(os.path.dirname(cache_dir), "pycache")
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "RELAY_NB_NUM_THREADS"):
         env[var] = str(threads)
     env["RELAY_NB_CACHE_DIR"] = cache_dir
