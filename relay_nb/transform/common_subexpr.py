@@ -120,7 +120,9 @@ def eliminate_common_subexpr(expr: Expr, fskip: Callable[[Expr], bool] | None = 
 class EliminateCommonSubexpr(FunctionPass):
     """``relay.transform.EliminateCommonSubexpr(fskip=None)``."""
 
-    preserves_types = True  # an expression is replaced by an equal one (rebuilt nodes lose their types: then InferType runs)
+    # an expression is replaced by an equal one (rebuilt nodes lose their types: then
+    # InferType runs again)
+    preserves_types = True
 
     def __init__(self, fskip: Callable[[Expr], bool] | None = None) -> None:
         self.fskip = fskip

@@ -149,7 +149,8 @@ def dead_code_elimination(
 class DeadCodeElimination(FunctionPass):
     """``relay.transform.DeadCodeElimination(inline_once=False, ignore_impurity=False)``."""
 
-    preserves_types = True  # a dropped binding changes no type (rebuilt nodes lose theirs: then InferType runs)
+    # a dropped binding changes no type (rebuilt nodes lose theirs: then InferType runs)
+    preserves_types = True
 
     def __init__(self, inline_once: bool = False, ignore_impurity: bool = False) -> None:
         self.inline_once, self.ignore_impurity = inline_once, ignore_impurity

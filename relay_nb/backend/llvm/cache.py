@@ -327,7 +327,8 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
         return True
     if a.dtype != b.dtype or a.shape != b.shape:
         return False
-    x, y = np.ascontiguousarray(a).reshape(-1).view(np.uint8), np.ascontiguousarray(b).reshape(-1).view(np.uint8)
+    x = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+    y = np.ascontiguousarray(b).reshape(-1).view(np.uint8)
     # two different weights of one shape (ResNet-50's repeated blocks) differ early: a
     # prefix rejects them without comparing megabytes (30 ms of a warm build)
     return np.array_equal(x[:4096], y[:4096]) and np.array_equal(x, y)

@@ -172,7 +172,8 @@ class JITExecutor(Executor):
             return typed  # nothing to compile: scalar code runs best in the interpreter
         from .bind_weights import bind_conv_weights  # (imports this module)
 
-        fused = bind_conv_weights(fuse(typed, typed=True))  # constant weights: packed once by their kernel
+        # constant weights: packed once by their kernel
+        fused = bind_conv_weights(fuse(typed, typed=True))
         return inline_scalar_primitives(fused) if self.scalars == "interpret" else fused
 
     def primitive(self, func: Function) -> Optional[Kernel]:

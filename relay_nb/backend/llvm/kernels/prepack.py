@@ -68,7 +68,8 @@ class PanelsA:
                 dst[:, :whole] = src[:, : whole * self.mr].reshape(self.batch, whole, self.mr, kc)
             if rest:
                 dst[:, whole, :rest] = src[:, whole * self.mr :]
-                dst[:, whole, rest:] = src[:, self.m - 1 : self.m]  # rows past M repeat row M - 1 (as pack_a clamps)
+                # rows past M repeat row M - 1 (as pack_a clamps its row index)
+                dst[:, whole, rest:] = src[:, self.m - 1 : self.m]
             start += size
         return out
 
