@@ -38,7 +38,7 @@ def explore_data(h: Hierarchy, expanded: Optional[Collection[str]] = None) -> di
     shrink from 2.6 to 1.2 MB); group rows ``[path, label, kind, parent, size, ops]``;
     ``edges`` is a flat ``[tail, head, ...]`` list of node indices.
     """
-    from ..notebook.inspector import line_offsets, line_range
+    from ..notebook.lines import LineSpans
 
     groups = sorted(h.groups.values(), key=lambda g: (g.depth, g.id))
     gindex = {g.id: k for k, g in enumerate(groups)}
@@ -46,7 +46,7 @@ def explore_data(h: Hierarchy, expanded: Optional[Collection[str]] = None) -> di
         [g.id, g.label, g.kind, gindex[g.parent] if g.parent else -1, g.size, g.ops] for g in groups
     ]
     text = h.graph.text
-    offsets = line_offsets(text)
+    spans = LineSpans(text)
     nindex: dict[str, int] = {}
     strings: dict[str, int] = {}
     intern = lambda text: strings.setdefault(text, len(strings))  # noqa: E731
@@ -54,7 +54,7 @@ def explore_data(h: Hierarchy, expanded: Optional[Collection[str]] = None) -> di
     for k, (node_id, info) in enumerate(h.nodes.items()):
         nindex[node_id] = k
         line = info.text_line
-        end = line_range(text, line, info.text_column or 1, offsets)[1] if line else None
+        end = spans.end_line(line, info.text_column or 1) if line else None
         node_rows.append([
             node_id, intern(info.label.split("\n")[0]), intern(info.kind),
             gindex[h.group_of[node_id]] if h.group_of[node_id] else -1,
