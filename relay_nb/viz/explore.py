@@ -40,6 +40,13 @@ def explore_data(h: Hierarchy, expanded: Optional[Collection[str]] = None) -> di
     reads as "the same" is left out: ``end_line`` is 0 for a node on one line (it reads
     ``end || line``) and a row stops before a 0 ``highlighted`` (it tests ``=== 1``).
     """
+    from ..util import paused_gc
+
+    with paused_gc():  # a few containers per node while the model stays alive
+        return _explore_data(h, expanded)
+
+
+def _explore_data(h: Hierarchy, expanded: Optional[Collection[str]]) -> dict:
     from ..notebook.lines import LineSpans
 
     groups = sorted(h.groups.values(), key=lambda g: (g.depth, g.id))
