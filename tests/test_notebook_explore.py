@@ -60,7 +60,8 @@ def test_explorer_rows_leave_out_what_the_front_end_reads_as_the_same():
         row = rows[node_id]
         assert len(row) == (12 if n["highlighted"] else 11)
         if n["line"]:
-            assert n["end_line"] >= n["line"] and row[7] == (0 if n["end_line"] == n["line"] else n["end_line"])
+            one_line = n["end_line"] == n["line"]
+            assert n["end_line"] >= n["line"] and row[7] == (0 if one_line else n["end_line"])
     spans = {n["label"]: (n["line"], n["end_line"]) for n in nodes.values()}
     assert spans["if"] == (3, 8) and spans["log"] == (4, 4) and spans["%c"] == (2, 2)
     assert spans["def @main(%c, %x)"] == (2, 10)

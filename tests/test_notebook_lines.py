@@ -78,7 +78,8 @@ def test_model_printout_spans_match_the_character_scan():
     for info in g.nodes.values():
         if info.text_line:
             column = info.text_column or 1
-            assert spans.end_line(info.text_line, column) == scan_end_line(g.text, info.text_line, column)
+            want = scan_end_line(g.text, info.text_line, column)
+            assert spans.end_line(info.text_line, column) == want
             checked += 1
     assert checked > 100
     fused = next(i for i in g.nodes.values() if i.label.startswith("fn") and i.text_line)
