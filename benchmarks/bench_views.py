@@ -466,6 +466,10 @@ def browser_timer():
     return run
 
 
+def _letters(name: str) -> str:
+    return "".join(c for c in name.lower() if c.isalnum())
+
+
 def _fmt(v, spec):
     return "-" if v is None else format(v, spec)
 
@@ -485,7 +489,7 @@ def main() -> None:
     rows = []
     try:
         for name, build in models(args.quick):
-            if args.only.lower() not in name.lower():
+            if _letters(args.only) not in _letters(name):  # --only rnnt finds "RNN-T (ONNX ...)"
                 continue
             rows.extend(measure(name, build, timer))
     finally:

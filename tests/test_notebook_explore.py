@@ -36,3 +36,32 @@ def test_show_explore_is_the_graph_explorer_with_a_static_picture(shell):
     assert "application/vnd.jupyter.widget-view+json" in data
     assert "<svg" in data["text/html"] and 'id="/@main/fc1"' in data["text/html"]
     assert "mod" in shell.user_ns
+
+
+def test_explorer_rows_leave_out_what_the_front_end_reads_as_the_same():
+    """A one-line node sends end_line 0 (the front end reads ``end || line``) and a row
+    stops before a 0 highlighted flag; GraphExplorer.nodes reads them back in full."""
+    import relay_nb as relay
+
+    mod = relay.parse(
+        """
+        def @main(%c: bool, %x: Tensor[(2), float32]) {
+          %0 = log(%x);
+          %1 = if (%c) { exp(%0) } else { %0 };
+          add(%1, %1)
+        }"""
+    )
+    hot = mod["main"].body.args[0].cond  # highlight %c
+    view = relay.viz.explore(mod, highlight=[hot])
+    rows = {r[0]: r for r in view.data["nodes"]}
+    nodes = view.nodes
+    assert sum(n["highlighted"] for n in nodes.values()) == 1
+    for node_id, n in nodes.items():
+        row = rows[node_id]
+        assert len(row) == (12 if n["highlighted"] else 11)
+        if n["line"]:
+            one_line = n["end_line"] == n["line"]
+            assert n["end_line"] >= n["line"] and row[7] == (0 if one_line else n["end_line"])
+    spans = {n["label"]: (n["line"], n["end_line"]) for n in nodes.values()}
+    assert spans["if"] == (3, 8) and spans["log"] == (4, 4) and spans["%c"] == (2, 2)
+    assert spans["def @main(%c, %x)"] == (2, 10)

@@ -443,8 +443,9 @@ def test_explore_data_lines_are_the_inspector_rule():
         row = rows[node_id]
         assert row[6] == info.text_line
         if info.text_line:
-            assert row[7] == line_range(text, info.text_line, info.text_column or 1)[1]
-    spans = {h.nodes[i].label: (rows[i][6], rows[i][7]) for i in rows}
+            end = line_range(text, info.text_line, info.text_column or 1)[1]
+            assert (row[7] or row[6]) == end and (row[7] == 0) == (end == row[6])
+    spans = {h.nodes[i].label: (rows[i][6], rows[i][7] or rows[i][6]) for i in rows}
     first, last = next(v for k, v in spans.items() if k.startswith("if"))
     assert last > first  # an if spans its branches
 

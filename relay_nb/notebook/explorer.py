@@ -90,11 +90,11 @@ class GraphExplorer(anywidget.AnyWidget):
         strings = self.data.get("strings", [])  # label, kind, type and attrs are indices into it
         out = {}
         for row in self.data.get("nodes", ()):
-            node_id, label, kind, group, typ, attrs, line, end, _fill, op, uses, hl = row
+            node_id, label, kind, group, typ, attrs, line, end, _fill, op, uses = row[:11]
             label, kind, typ, attrs = strings[label], strings[kind], strings[typ], strings[attrs]
             out[node_id] = {"label": label, "kind": kind, "type": typ, "attrs": attrs,
-                            "line": line, "end_line": end, "op": bool(op), "uses": uses,
-                            "highlighted": bool(hl),
+                            "line": line, "end_line": end or line, "op": bool(op), "uses": uses,
+                            "highlighted": row[11:] == [1],
                             "path": groups[group][0] if group >= 0 else ""}  # fmt: skip
         return out
 

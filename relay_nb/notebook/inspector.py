@@ -4,8 +4,8 @@ Hovering a node shows its type, attributes and lines; clicking selects it, which
 its lines in the text view.  The front end is plain ESM and CSS from ``widgets/``
 (``graph_inspector.js`` / ``.css``: no bundler, no CDN, works offline).  What the front end
 needs is computed here, in plain functions tested without a browser: each drawn node's
-info, and the lines of the printed program it spans (:func:`line_range`,
-:func:`select_lines`).
+info, and the lines of the printed program it spans
+(:func:`~relay_nb.notebook.lines.line_range`, :func:`select_lines`).
 """
 
 from __future__ import annotations
@@ -17,72 +17,7 @@ import anywidget
 import traitlets
 
 from ._assets import read_asset
-
-_OPEN, _CLOSE = "([{", ")]}"
-
-
-def line_offsets(text: str) -> list[int]:
-    """The position in ``text`` where each line starts (for many :func:`line_range` calls)."""
-    out = [0]
-    k = text.find("\n")
-    while k >= 0:
-        out.append(k + 1)
-        k = text.find("\n", k + 1)
-    return out
-
-
-def line_range(
-    text: str, line: int, column: int, offsets: Optional[list[int]] = None
-) -> tuple[int, int]:
-    """The lines of ``text`` taken by the expression written at ``line:column`` (1-based).
-
-    The expression ends at a line break, ``;`` or ``,`` outside brackets, or at the
-    bracket that closes the one it sits in; strings and comments are skipped.  So a call
-    is its own line, ``fn (...) { ... }`` or ``if (...) { ... } else { ... }`` runs to its
-    closing brace.
-
-    >>> line_range("def @f(%x) {\\n  add(%x, %x)\\n}\\n", 1, 1)
-    (1, 3)
-
-    ``offsets`` (:func:`line_offsets` of ``text``) saves re-reading the text when asked
-    for every node of a big program.
-    """
-    if offsets is None:
-        offsets = line_offsets(text)
-    if not 1 <= line <= len(offsets):
-        return (line, line)
-    pos = offsets[line - 1] + max(column - 1, 0)
-    depth, cur, n = 0, line, len(text)
-    while pos < n:
-        ch = text[pos]
-        if ch == '"':  # a string: skip to its closing quote
-            pos += 1
-            while pos < n and text[pos] != '"':
-                pos += 2 if text[pos] == "\\" else 1
-        elif text.startswith("//", pos):
-            end = text.find("\n", pos)
-            pos = (n if end < 0 else end) - 1
-        elif text.startswith("/*", pos):
-            end = text.find("*/", pos + 2)
-            cur += text.count("\n", pos, n if end < 0 else end)
-            pos = (n if end < 0 else end + 2) - 1
-        elif ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-            if depth < 0:
-                break
-            if depth == 0 and ch == "}" and not text.startswith(" else", pos + 1):
-                # a block closed: the expression (fn, if, match, def) ends here
-                break
-        elif ch == "\n":
-            if depth == 0:
-                break
-            cur += 1
-        elif ch in ";," and depth == 0:
-            break
-        pos += 1
-    return (line, cur)
+from .lines import LineSpans, line_offsets, line_range
 
 
 def node_infos(graph: Any) -> dict[str, dict]:
@@ -93,10 +28,10 @@ def node_infos(graph: Any) -> dict[str, dict]:
     ``line:column`` of the code it was parsed from, when known), ``shared`` and ``uses``.
     """
     out: dict[str, dict] = {}
-    offsets = line_offsets(graph.text)
+    spans = LineSpans(graph.text)
     for node_id, info in graph.nodes.items():
         line, column = info.text_line, info.text_column
-        end = line_range(graph.text, line, column or 1, offsets)[1] if line else None
+        end = spans.end_line(line, column or 1) if line else None
         source = f"{info.line}:{info.column}" if info.line_origin == "span" and info.line else ""
         out[node_id] = {
             "label": info.label,

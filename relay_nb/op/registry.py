@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from ..errors import AttrError, RelayError
-from ..ir.attrs import Attrs, freeze_value
+from ..ir.attrs import Attrs, _same_values, freeze_value
 from ..ir.expr import Op
 
 
@@ -62,6 +62,11 @@ class AttrField:
     @property
     def required(self) -> bool:
         return self.default is _NO_DEFAULT
+
+    @property
+    def frozen_default(self) -> Any:
+        """The default as an :class:`Attrs` holds it (what a value compares against)."""
+        return freeze_value(self.default)
 
 
 @dataclass(frozen=True)
@@ -347,8 +352,8 @@ def non_default_attrs(op: Op, attrs: Optional[Attrs]) -> list[tuple[str, Any]]:
     for f in schema.fields:
         if f.name not in attrs:
             continue
-        value = attrs[f.name]
-        if f.required or Attrs({"v": value}) != Attrs({"v": freeze_value(f.default)}):
+        value = attrs[f.name]  # already frozen, as Attrs holds its values
+        if f.required or not _same_values(value, f.frozen_default):
             out.append((f.name, value))
     return out
 

@@ -410,6 +410,10 @@ class _TextPrinter:
         self.meta_index: dict[Any, str] = {}
         self.meta_reserved: dict[str, int] = {}
         self.types = TypeWriter()
+        # id(attrs) -> (attrs, op, its k=v texts): a view asks again for each node's
+        # attributes after printing (relay_nb.viz.locate), and an importer's calls may
+        # share one Attrs; by identity, since equal attrs may print differently (1 vs 1f)
+        self.attrs_texts: dict[int, tuple[Attrs, Expr, list[str]]] = {}
 
     # -- analysis --------------------------------------------------------------------------
     def count_uses(self, roots: list[Expr]) -> None:
@@ -591,6 +595,9 @@ class _TextPrinter:
     def _call_attrs(self, op: Expr, attrs: Attrs) -> list[str]:
         if isinstance(attrs, UnresolvedAttrs):  # nn.batch_matmul(%a, %b, meta[...][0])
             return [attrs.ref]
+        hit = self.attrs_texts.get(id(attrs))
+        if hit is not None and hit[0] is attrs and hit[1] is op:
+            return hit[2]
         if isinstance(op, Op):
             from ..op.registry import non_default_attrs
 
@@ -600,7 +607,9 @@ class _TextPrinter:
             pairs = list(attrs.items())
             if pairs:
                 pairs.append(("attrs_type_key", attrs.type_key))
-        return [k + "=" + self._attr_value(v) for k, v in pairs]
+        texts = [k + "=" + self._attr_value(v) for k, v in pairs]
+        self.attrs_texts[id(attrs)] = (attrs, op, texts)
+        return texts
 
     def _pattern(self, pattern: Pattern) -> str:
         """A match pattern; binds its variables left to right (iterative)."""

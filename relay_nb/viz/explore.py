@@ -36,9 +36,18 @@ def explore_data(h: Hierarchy, expanded: Optional[Collection[str]] = None) -> di
     uses, highlighted]`` with label, kind, type, attrs and fill as indices into
     ``strings`` (a model has a few hundred distinct ones: the RNN-T's 24,000 rows
     shrink from 2.6 to 1.2 MB); group rows ``[path, label, kind, parent, size, ops]``;
-    ``edges`` is a flat ``[tail, head, ...]`` list of node indices.
+    ``edges`` is a flat ``[tail, head, ...]`` list of node indices.  What the front end
+    reads as "the same" is left out: ``end_line`` is 0 for a node on one line (it reads
+    ``end || line``) and a row stops before a 0 ``highlighted`` (it tests ``=== 1``).
     """
-    from ..notebook.inspector import line_offsets, line_range
+    from ..util import paused_gc
+
+    with paused_gc():  # a few containers per node while the model stays alive
+        return _explore_data(h, expanded)
+
+
+def _explore_data(h: Hierarchy, expanded: Optional[Collection[str]]) -> dict:
+    from ..notebook.lines import LineSpans
 
     groups = sorted(h.groups.values(), key=lambda g: (g.depth, g.id))
     gindex = {g.id: k for k, g in enumerate(groups)}
@@ -46,7 +55,7 @@ def explore_data(h: Hierarchy, expanded: Optional[Collection[str]] = None) -> di
         [g.id, g.label, g.kind, gindex[g.parent] if g.parent else -1, g.size, g.ops] for g in groups
     ]
     text = h.graph.text
-    offsets = line_offsets(text)
+    spans = LineSpans(text)
     nindex: dict[str, int] = {}
     strings: dict[str, int] = {}
     intern = lambda text: strings.setdefault(text, len(strings))  # noqa: E731
@@ -54,13 +63,16 @@ def explore_data(h: Hierarchy, expanded: Optional[Collection[str]] = None) -> di
     for k, (node_id, info) in enumerate(h.nodes.items()):
         nindex[node_id] = k
         line = info.text_line
-        end = line_range(text, line, info.text_column or 1, offsets)[1] if line else None
-        node_rows.append([
+        end = spans.end_line(line, info.text_column or 1) if line else None
+        row = [
             node_id, intern(info.label.split("\n")[0]), intern(info.kind),
             gindex[h.group_of[node_id]] if h.group_of[node_id] else -1,
-            intern(info.type_text), intern(info.attrs_text), line, end, intern(info.fill),
-            1 if op_name(info) is not None else 0, int(info.uses), 1 if info.highlighted else 0,
-        ])  # fmt: skip
+            intern(info.type_text), intern(info.attrs_text), line, 0 if end == line else end,
+            intern(info.fill), 1 if op_name(info) is not None else 0, int(info.uses),
+        ]  # fmt: skip
+        if info.highlighted:
+            row.append(1)
+        node_rows.append(row)
     edges: list[int] = []
     for t, hd in h.edges:
         edges.extend((nindex[t], nindex[hd]))

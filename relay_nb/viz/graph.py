@@ -382,9 +382,10 @@ class _Builder:
             info.shared = info.uses >= 2 and info.kind not in ATOM_KINDS
             info.highlighted = self._highlighted(info, anchor)
             info.fill = self._fill(info)
-            attrs = node_attrs(info, anf=self.anf, show_types=self.show_types,
-                               name=self._text_name(info))  # fmt: skip
-            d.nodes.append((info.id, attrs, info.cluster))
+            if self.with_dot:  # the DOT attributes: only the DOT text reads them
+                attrs = node_attrs(info, anf=self.anf, show_types=self.show_types,
+                                   name=self._text_name(info))  # fmt: skip
+                d.nodes.append((info.id, attrs, info.cluster))
         for ghost_id, atom, reader in refs:
             canon = nodes[ids[atom]]
             s = scope_of.get(reader, 0)
@@ -435,7 +436,8 @@ class _Builder:
                     tid = refs[-1][0]
             eid = f"{self.prefix}e{len(drawn)}"
             drawn.append(EdgeInfo(eid, tid, hid, role))
-            d.edges.append((tid, hid, edge_attrs(eid, role, index, h, anf=self.anf, fast=fast)))
+            if self.with_dot:
+                d.edges.append((tid, hid, edge_attrs(eid, role, index, h, anf=self.anf, fast=fast)))
         return drawn, uses, refs
 
     def _emit_clusters(self, d: Drawing, kept: list[Expr]) -> dict[str, ClusterInfo]:

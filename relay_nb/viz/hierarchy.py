@@ -311,7 +311,10 @@ def hierarchy(
         from .graph import build_graph
 
         graph = build_graph(obj, mode=mode, show_types=show_types, max_nodes=10**9, with_dot=False)
-    return _Grouper(graph, regions).build()
+    from ..util import paused_gc
+
+    with paused_gc():  # a few containers per node while the model stays alive
+        return _Grouper(graph, regions).build()
 
 
 class _Grouper:
