@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import relay_nb as relay
+from relay_nb.backend.llvm.jit import vector_bits
 
 # float64 references without scipy (not a dependency): libm's erf, and the logistic
 # function in float64, where 1 + exp(-x) is exact enough for float32 ulps.
@@ -79,3 +80,19 @@ def test_exp_keeps_denormal_results_and_overflows_to_infinity():
     with np.errstate(over="ignore"):  # the reference overflows to inf, as it should
         expected = np.exp(x.astype(np.float64)).astype(np.float32)
     np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.skipif(vector_bits() < 512, reason="needs an AVX-512 host")
+def test_loops_and_kernels_use_the_full_512_bit_vectors():
+    """LLVM's tuning for recent Xeons prefers 256-bit vectors: without asking for 512, the
+    vectorizer stops at 8 lanes and 16-lane vectors are split into two ymm halves."""
+    lib = relay.build(relay.parse("def @main(%x: Tensor[(4096,), float32]) { multiply(%x, sigmoid(%x)) }"))
+    k = lib.kernels[0]
+    assert "<16 x float>" in k.optimized_ir and "zmm" in k.asm
+    dw = relay.build(
+        relay.parse(
+            "def @main(%x: Tensor[(1, 8, 32, 32), float32], %w: Tensor[(8, 1, 3, 3), float32]) {"
+            " nn.conv2d(%x, %w, padding=[1, 1, 1, 1], groups=8, channels=8, kernel_size=[3, 3]) }"
+        )
+    )
+    assert "zmm" in dw.kernels[0].asm
