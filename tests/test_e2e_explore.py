@@ -366,6 +366,9 @@ def test_expand_all_from_the_background_layout_is_the_computed_one(browser):
         warm.evaluate(setup, [explorer_esm(), data])
         warm.wait_for_function("() => document.getElementById('root').dataset.warmed === '1'")
         expand_all(warm)
+        # fitted, the nodes are too small to draw one by one, but the model's extent is drawn
+        shape = warm.evaluate("() => [...document.querySelectorAll('.relay-ex-viewport path.relay-ex-tiny-node')].map((p) => p.getBBox().height)")
+        assert shape and max(shape) > 0.9 * float(warm.evaluate("() => document.querySelector('.relay-ex-viewport').getBBox().height"))
         seen = look(warm)
         warm.locator(".relay-ex-top").click()
         warm.wait_for_function(f"() => document.getElementById('root').dataset.items === '{first_items}'")
