@@ -282,6 +282,10 @@ function render({ model, el: root }) {
           culling = view.items.size > CULL_ABOVE;
           if (moveView) moveView();
           paint();
+          if (culling && !layout.bands) {
+            const [v, lay] = [view, layout];
+            pending = setTimeout(() => bandIndex(v, lay), 0);
+          }
           root.dataset.drawMs = String(Math.round(performance.now() - t0));
           root.dataset.items = String(view.items.size);
           return;
@@ -373,6 +377,16 @@ function render({ model, el: root }) {
     return layout.bands;
   }
 
+  function meetsWin(win, b) {
+    return b.x < win.x + win.w && b.x + b.w > win.x && b.y < win.y + win.h && b.y + b.h > win.y;
+  }
+
+  function spanOf(pa, pb) {
+    const x = Math.min(pa.x, pb.x);
+    const y = Math.min(pa.y, pb.y);
+    return { x, y, w: Math.max(pa.x + pa.w, pb.x + pb.w) - x, h: Math.max(pa.y + pa.h, pb.y + pb.h) - y };
+  }
+
   function nearWindow(win, dust) {
     if (!win) {
       const near = { boxes: [], items: [], edges: [] };
@@ -383,6 +397,15 @@ function render({ model, el: root }) {
         const pb = layout.pos.get(b);
         if (pa && pb) near.edges.push([n, pa, pb]);
       }
+      return near;
+    }
+    if (!layout.bands && !dust) {
+      // A layout's first paint (a toggle in a big open view) looks at everything once,
+      // cheaper than building the index, which follows between events (see draw).
+      const near = nearWindow(null);
+      near.items = near.items.filter(([, , p]) => meetsWin(win, p));
+      near.edges = near.edges.filter(([, pa, pb]) => meetsWin(win, spanOf(pa, pb)));
+      near.boxes = near.boxes.filter(([, b]) => meetsWin(win, b));
       return near;
     }
     const { bands, long, hl } = bandIndex(view, layout);
