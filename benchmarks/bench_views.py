@@ -16,7 +16,8 @@ For each model, one row per view (the first, collapsed view; everything expanded
                     only the toggled group's ancestors are laid out again);
 * with ``--browser`` (medians over ``--repeat`` fresh pages): first draw, a group toggle,
   a search jump and a zoom in Chromium; "expand all" once the background layout is done
-  (``b.all``), back to the first view (``b.top``) and again (``b.all2``); "expand all"
+  (``b.all``), back to the first view (``b.top``) and again (``b.all2``); in that open view
+  a search jump, then closing the innermost group on screen (``b.deep``); "expand all"
   clicked at once (``b.cold``: the first frame after the click, showing the layout's
   progress; ``b.done``: everything drawn); the background layout (``b.warm``) and the
   longest task meanwhile (``b.task``: how long the page may not answer a click).
@@ -456,10 +457,26 @@ def browser_timer():
         expand_all = page.evaluate(click_all[0], [click_all[1]])
         collapse = page.evaluate(click_all[0], [click_top])
         expand_again = page.evaluate(click_all[0], [click_all[1]])
+        # In the open model, a search jump (zoomed in), then close the innermost group shown.
+        page.evaluate(
+            """() => {
+                 const box = document.querySelector(".relay-ex-search");
+                 box.value = "tanh";
+                 box.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", bubbles: true}));
+               }"""
+        )
+        deep = page.evaluate(
+            """() => {
+                 const labels = document.querySelectorAll(".relay-ex-cluster-label");
+                 const t = performance.now();
+                 labels[labels.length - 1].dispatchEvent(new MouseEvent("click", {bubbles: true}));
+                 return new Promise((ok) => requestAnimationFrame(() => setTimeout(() => ok(performance.now() - t), 0)));
+               }"""
+        )
         page.close()
         return {"browser_first_ms": first, "browser_toggle_ms": toggle, "browser_search_ms": search,
                 "browser_zoom_ms": zoom, "browser_all_ms": expand_all, "browser_top_ms": collapse,
-                "browser_all2_ms": expand_again, "browser_cold_ms": cold[0], "browser_cold_done_ms": cold[1],
+                "browser_all2_ms": expand_again, "browser_deep_ms": deep, "browser_cold_ms": cold[0], "browser_cold_done_ms": cold[1],
                 "browser_warm_ms": warm[0], "browser_task_ms": warm[1]}  # fmt: skip
 
     run.close = lambda: (chromium.close(), pw.stop())
@@ -505,7 +522,7 @@ def main() -> None:
         cols += [("browser_first_ms", ">12.0f", "browser 1st"), ("browser_toggle_ms", ">10.0f", "b.toggle"),
                  ("browser_search_ms", ">9.0f", "b.search"), ("browser_zoom_ms", ">7.0f", "b.zoom"),
                  ("browser_all_ms", ">7.0f", "b.all"), ("browser_top_ms", ">7.0f", "b.top"),
-                 ("browser_all2_ms", ">7.0f", "b.all2"), ("browser_cold_ms", ">7.0f", "b.cold"),
+                 ("browser_all2_ms", ">7.0f", "b.all2"), ("browser_deep_ms", ">7.0f", "b.deep"), ("browser_cold_ms", ">7.0f", "b.cold"),
                  ("browser_cold_done_ms", ">7.0f", "b.done"),
                  ("browser_warm_ms", ">7.0f", "b.warm"), ("browser_task_ms", ">7.0f", "b.task")]  # fmt: skip
     print(" ".join(format(title, spec.split(".")[0]) for _, spec, title in cols))

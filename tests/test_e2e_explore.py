@@ -309,5 +309,86 @@ def test_a_big_model_draws_what_is_on_screen(browser):
         page.close()
 
 
+def test_expand_all_from_the_background_layout_is_the_computed_one(browser):
+    """"Expand all" once the background layout is done reuses that state (view, layout and
+    paint index) and "collapse" / "expand all" again reuse theirs: the drawing is the same
+    as "expand all" laid out on the spot, and what a node is drawn with (its neighbours,
+    its edges) is all there at every place of a tall model."""
+    from relay_nb.notebook._assets import read_asset
+    from relay_nb.notebook.explorer import explorer_esm
+    from relay_nb.viz.explore import explore_data
+
+    x = relay.var("x", shape=(4, 8))
+    y = x
+    for i in range(400):
+        w = relay.var(f"h.{i}.fc.weight", shape=(8, 8))
+        a = relay.nn.relu(relay.nn.dense(y, w))
+        y = relay.add(relay.multiply(y, a), relay.tanh(a))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function(relay.analysis.free_vars(y), y)))
+    h = relay.viz.hierarchy(mod)
+    data = explore_data(h)
+    everything = h.view(h.expand_all())
+    first_items = len(h.view(h.initial()).items)
+    assert len(everything.items) == len(data["nodes"])
+    probes = [_first_in_layer(h, f"/@main/h/{k}", "tanh") for k in (0, 150, 399)]
+    near = {p: {b for a, b in everything.edges if a == p} | {a for a, b in everything.edges if b == p} for p in probes}
+    setup = """async ([esm, data]) => {
+                 const url = URL.createObjectURL(new Blob([esm], {type: "text/javascript"}));
+                 const explorer = (await import(url)).default;
+                 window.__m = window.__model({data, expanded: data.expanded, selected: "", query: "", title: ""});
+                 explorer.render({model: window.__m, el: document.getElementById("root")});
+               }"""
+    items = "() => document.getElementById('root').dataset.items"
+
+    def expand_all(page):
+        page.locator(".relay-ex-all").click()
+        page.wait_for_function(f"() => document.getElementById('root').dataset.items === '{len(data['nodes'])}'")
+
+    def look(page):
+        """Each probe selected (the view zooms to it): its box and the keys drawn near it."""
+        out = {}
+        for p in probes:
+            page.evaluate("([id]) => window.__m.set('selected', id)", [p])
+            page.locator(f'.relay-ex-node[data-key="{p}"] text').first.wait_for()
+            out[p] = page.evaluate(
+                """([id]) => [document.querySelector(`.relay-ex-node[data-key="${id}"]`).getAttribute("transform"),
+                              [...document.querySelectorAll(".relay-ex-viewport [data-key]")].map((e) => e.dataset.key).sort(),
+                              document.querySelectorAll(".relay-ex-edges path").length]""",
+                [p],
+            )
+        return out
+
+    pages = []
+    try:
+        warm = _page(browser, read_asset("graph_explorer.css"))
+        pages.append(warm)
+        warm.add_script_tag(content=_MODEL)
+        warm.evaluate(setup, [explorer_esm(), data])
+        warm.wait_for_function("() => document.getElementById('root').dataset.warmed === '1'")
+        expand_all(warm)
+        # fitted, the nodes are too small to draw one by one, but the model's extent is drawn
+        shape = warm.evaluate("() => [...document.querySelectorAll('.relay-ex-viewport path.relay-ex-tiny-node')].map((p) => p.getBBox().height)")
+        assert shape and max(shape) > 0.9 * float(warm.evaluate("() => document.querySelector('.relay-ex-viewport').getBBox().height"))
+        seen = look(warm)
+        warm.locator(".relay-ex-top").click()
+        warm.wait_for_function(f"() => document.getElementById('root').dataset.items === '{first_items}'")
+        expand_all(warm)
+        assert look(warm) == seen
+        # The same clicks at once, laid out on the spot (before the background layout).
+        cold = _page(browser, read_asset("graph_explorer.css"))
+        pages.append(cold)
+        cold.add_script_tag(content=_MODEL)
+        cold.evaluate(setup, [explorer_esm(), data])
+        assert cold.evaluate(items) == str(first_items)
+        expand_all(cold)
+        assert look(cold) == seen
+        for p, (_, keys, n_edges) in seen.items():
+            assert p in keys and near[p] <= set(keys), (p, near[p] - set(keys))
+            assert n_edges >= len(near[p])
+    finally:
+        for page in pages:
+            page.close()
+
+
 def _first_in_layer(h, path: str, label: str) -> str:
     return next(i for i, n in h.nodes.items() if n.label.split("\n")[0] == label and h.path(i) == path)

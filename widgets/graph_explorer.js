@@ -74,6 +74,7 @@ function render({ model, el: root }) {
   let m = null;
   let open = new Set();
   let cache = new Map();
+  let views = new Map(); // open-set key -> {view, layout}: the last few states drawn
   let layout = null;
   let view = null;
   let t = { x: 10, y: 10, k: 1 };
@@ -243,6 +244,11 @@ function render({ model, el: root }) {
   const CULL_ABOVE = 400; // items in the view
   const DETAIL_K = 0.45; // below this zoom, 11px labels are under 5px: no labels
   const TINY_K = 0.2; // below this, a node is under 4px: items drawn as one path per colour
+  // Below this a band of the paint index is under 5px and a node under a third of a pixel
+  // (a fully open RNN-T fitted: 540,000 px tall, k ~ 0.001): each band's items are drawn
+  // as one rectangle of their extent, highlighted ones on top, and only the edges longer
+  // than LONG bands; drawing its 19,000 boxes and 28,000 lines took 0.1-0.3 s a paint.
+  const DUST_K = 0.01;
   const MARGIN = 0.25; // of the stage, drawn around it on each side
   let culling = false;
   let drawn = null; // {win: world rect drawn or null (all), coarse}
@@ -259,20 +265,27 @@ function render({ model, el: root }) {
   function draw(moveView, sync = false) {
     clearTimeout(pending);
     const t0 = performance.now();
-    const next = visibleView(m, open);
-    const steps = layoutSteps(m, next, cache);
+    const key = openKey(open);
+    const known = views.get(key);
+    const next = known ? known.view : visibleView(m, open);
+    const steps = known ? null : layoutSteps(m, next, cache);
     const slice = () => {
       const t1 = performance.now();
       for (;;) {
-        const step = steps.next();
+        const step = known ? { done: true, value: known.layout } : steps.next();
         if (step.done) {
           status.textContent = "";
           status.hidden = true;
           view = next;
           layout = step.value;
+          remember(key, view, layout);
           culling = view.items.size > CULL_ABOVE;
           if (moveView) moveView();
           paint();
+          if (culling && !layout.bands) {
+            const [v, lay] = [view, layout];
+            pending = setTimeout(() => bandIndex(v, lay), 0);
+          }
           root.dataset.drawMs = String(Math.round(performance.now() - t0));
           root.dataset.items = String(view.items.size);
           return;
@@ -287,6 +300,22 @@ function render({ model, el: root }) {
     slice();
   }
 
+  // The open set as a string, the key of `views`.
+  function openKey(groups) {
+    return [...groups].sort((a, b) => a - b).join(",");
+  }
+
+  // Keep a drawn state's view and layout: going back to it ("collapse" after "expand
+  // all", "expand all" again, "b" after a jump) then only paints.  Building the view and
+  // placing a fully open RNN-T's 19,000 items took most of its "expand all" even with
+  // every group's layout cached.  A handful of states: a full view is a few MB.
+  const VIEWS_KEPT = 4;
+  function remember(key, v, lay) {
+    views.delete(key);
+    views.set(key, { view: v, layout: lay });
+    if (views.size > VIEWS_KEPT) views.delete(views.keys().next().value);
+  }
+
   // The world rectangle the stage shows.
   function shown() {
     const W = stage.clientWidth || 800;
@@ -296,10 +325,106 @@ function render({ model, el: root }) {
 
   function stale() {
     if (!culling || !drawn) return false;
-    if (drawn.coarse !== t.k < DETAIL_K || drawn.tiny !== t.k < TINY_K) return true;
+    if (drawn.coarse !== t.k < DETAIL_K || drawn.tiny !== t.k < TINY_K || drawn.dust !== t.k < DUST_K) return true;
     const s = shown();
     const d = drawn.win;
     return s.x < d.x || s.y < d.y || s.x + s.w > d.x + d.w || s.y + s.h > d.y + d.h;
+  }
+
+  // What may meet the world rectangle `win` (everything when null): the layout's items,
+  // edges and group boxes in bands of BAND px of height, built once per layout, so a
+  // paint of a fully open RNN-T (19,000 items, 28,000 edges, 100,000s of px tall) looks
+  // at the few bands on screen, not at every item and edge.
+  const BAND = 512;
+  const LONG = 64; // bands: a longer edge (a weight used far below) is always looked at
+  function bandIndex(view, layout) {
+    if (layout.bands) return layout.bands;
+    const bands = [];
+    const add = (y0, y1, kind, entry) => {
+      for (let b = Math.max(0, Math.floor(y0 / BAND)), e = Math.floor(y1 / BAND); b <= e; b++) {
+        if (!bands[b]) bands[b] = { items: [], edges: [], boxes: [], x0: Infinity, x1: -Infinity, y0: Infinity, y1: -Infinity };
+        bands[b][kind].push(entry);
+      }
+    };
+    const hl = []; // highlighted items: drawn on their own at any zoom
+
+    const byDepth = [...layout.boxes.entries()].sort((a, b) => m.groups[a[0]].depth - m.groups[b[0]].depth);
+    byDepth.forEach((entry, i) => add(entry[1].y, entry[1].y + entry[1].h, "boxes", [i, entry]));
+    let i = 0;
+    for (const [key, info] of view.items) {
+      const p = layout.pos.get(key);
+      add(p.y, p.y + p.h, "items", [i++, [key, info, p]]);
+      const band = bands[Math.floor(p.y / BAND)]; // the band of its top: its extent
+      band.x0 = Math.min(band.x0, p.x);
+      band.x1 = Math.max(band.x1, p.x + p.w);
+      band.y0 = Math.min(band.y0, p.y);
+      band.y1 = Math.max(band.y1, p.y + p.h);
+      if (info.group ? hot.has(info.index) : m.nodes[info.index].hl) hl.push([key, info, p]);
+    }
+    const long = [];
+    i = 0;
+    for (const [a, b, n] of view.edges.values()) {
+      const pa = layout.pos.get(a);
+      const pb = layout.pos.get(b);
+      if (!pa || !pb) continue;
+      const entry = [i++, [n, pa, pb]];
+      const y0 = Math.min(pa.y, pb.y);
+      const y1 = Math.max(pa.y + pa.h, pb.y + pb.h);
+      if ((y1 - y0) / BAND > LONG) long.push(entry);
+      else add(y0, y1, "edges", entry);
+    }
+    layout.bands = { bands, long: long.map((x) => x[1]), hl };
+    return layout.bands;
+  }
+
+  function meetsWin(win, b) {
+    return b.x < win.x + win.w && b.x + b.w > win.x && b.y < win.y + win.h && b.y + b.h > win.y;
+  }
+
+  function spanOf(pa, pb) {
+    const x = Math.min(pa.x, pb.x);
+    const y = Math.min(pa.y, pb.y);
+    return { x, y, w: Math.max(pa.x + pa.w, pb.x + pb.w) - x, h: Math.max(pa.y + pa.h, pb.y + pb.h) - y };
+  }
+
+  function nearWindow(win, dust) {
+    if (!win) {
+      const near = { boxes: [], items: [], edges: [] };
+      near.boxes = [...layout.boxes.entries()].sort((a, b) => m.groups[a[0]].depth - m.groups[b[0]].depth);
+      for (const [key, info] of view.items) near.items.push([key, info, layout.pos.get(key)]);
+      for (const [a, b, n] of view.edges.values()) {
+        const pa = layout.pos.get(a);
+        const pb = layout.pos.get(b);
+        if (pa && pb) near.edges.push([n, pa, pb]);
+      }
+      return near;
+    }
+    if (!layout.bands && !dust) {
+      // A layout's first paint (a toggle in a big open view) looks at everything once,
+      // cheaper than building the index, which follows between events (see draw).
+      const near = nearWindow(null);
+      near.items = near.items.filter(([, , p]) => meetsWin(win, p));
+      near.edges = near.edges.filter(([, pa, pb]) => meetsWin(win, spanOf(pa, pb)));
+      near.boxes = near.boxes.filter(([, b]) => meetsWin(win, b));
+      return near;
+    }
+    const { bands, long, hl } = bandIndex(view, layout);
+    const near = { boxes: [], items: dust ? hl : [], edges: [...long], extents: [] };
+    const seen = { boxes: new Set(), items: new Set(), edges: new Set() };
+    const b1 = Math.min(bands.length - 1, Math.floor((win.y + win.h) / BAND));
+    for (let b = Math.max(0, Math.floor(win.y / BAND)); b <= b1; b++) {
+      if (!bands[b]) continue;
+      if (dust && bands[b].x1 > bands[b].x0) near.extents.push(bands[b]);
+      for (const kind of dust ? ["boxes"] : ["boxes", "items", "edges"]) {
+        for (const [j, x] of bands[b][kind]) {
+          if (seen[kind].has(j)) continue;
+          seen[kind].add(j);
+          near[kind].push(kind === "boxes" ? [j, x] : x);
+        }
+      }
+    }
+    near.boxes = near.boxes.sort((x, y) => x[0] - y[0]).map((x) => x[1]); // outer boxes first
+    return near;
   }
 
   function paint() {
@@ -312,15 +437,16 @@ function render({ model, el: root }) {
     }
     const coarse = culling && t.k < DETAIL_K;
     const tiny = culling && t.k < TINY_K;
-    drawn = { win, coarse, tiny };
+    const dust = culling && t.k < DUST_K;
+    drawn = { win, coarse, tiny, dust };
     const meets = (b) => !win || (b.x < win.x + win.w && b.x + b.w > win.x && b.y < win.y + win.h && b.y + b.h > win.y);
+    const near = nearWindow(win, dust);
     viewport.replaceChildren();
     itemEls.clear();
     const gBoxes = svgEl("g");
     const gEdges = svgEl("g", { class: "relay-ex-edges" });
     const gItems = svgEl("g");
-    const byDepth = [...layout.boxes.entries()].sort((a, b) => m.groups[a[0]].depth - m.groups[b[0]].depth);
-    for (const [c, box] of byDepth) {
+    for (const [c, box] of near.boxes) {
       if (!meets(box)) continue;
       const g = m.groups[c];
       const grp = svgEl("g", { class: `relay-ex-cluster relay-ex-k-${g.kind}`, "data-key": g.id });
@@ -334,8 +460,11 @@ function render({ model, el: root }) {
       itemEls.set(g.id, grp);
     }
     const batches = new Map(); // tiny: path class and fill -> rectangles
-    for (const [key, info] of view.items) {
-      const p = layout.pos.get(key);
+    if (dust) {
+      const extents = near.extents.map((b) => `M${b.x0},${b.y0}H${b.x1}V${b.y1}H${b.x0}z`);
+      if (extents.length) batches.set("relay-ex-tiny-node\u0000#ccc", extents);
+    }
+    for (const [key, info, p] of near.items) {
       if (!meets(p)) continue;
       if (tiny) {
         const hl = info.group ? hot.has(info.index) : m.nodes[info.index].hl;
@@ -364,10 +493,7 @@ function render({ model, el: root }) {
       itemEls.set(key, grp);
     }
     const lines = [];
-    for (const [a, b, n] of view.edges.values()) {
-      const pa = layout.pos.get(a);
-      const pb = layout.pos.get(b);
-      if (!pa || !pb) continue;
+    for (const [n, pa, pb] of near.edges) {
       if (win) {
         const x = Math.min(pa.x, pb.x);
         const y = Math.min(pa.y, pb.y);
@@ -402,13 +528,25 @@ function render({ model, el: root }) {
     root.dataset.warmed = m.nodes.length <= CULL_ABOVE ? "1" : "";
     if (root.dataset.warmed) return;
     let steps = null;
+    let all = null;
     const slice = () => {
       const t0 = performance.now();
       // the view of everything open (tens of ms for 24,000 nodes) in a slice, not in load()
-      steps = steps || layoutSteps(m, visibleView(m, new Set(m.groups.map((g) => g.i))), cache);
+      if (!all) {
+        const everything = new Set(m.groups.map((g) => g.i));
+        all = { key: openKey(everything), view: visibleView(m, everything) };
+        steps = layoutSteps(m, all.view, cache);
+      }
       while (performance.now() - t0 < 20) {
-        if (steps.next().done) {
-          root.dataset.warmed = "1";
+        const step = steps.next();
+        if (step.done) {
+          // "expand all" then finds its whole state ready, its paint index too (in a
+          // slice of its own): a paint, no layout
+          if (!views.has(all.key)) remember(all.key, all.view, step.value);
+          warming = setTimeout(() => {
+            bandIndex(all.view, step.value);
+            root.dataset.warmed = "1";
+          }, 0);
           return;
         }
       }
@@ -676,6 +814,7 @@ function render({ model, el: root }) {
     for (const n of m.nodes) n.hl = (data.nodes[n.i] || [])[11] === 1;
     computeHot();
     cache = new Map();
+    views = new Map();
     lastQuery = null;
     setOpenFromModel();
     const depth = m.groups.reduce((d, g) => Math.max(d, g.depth + 1), 0);
