@@ -348,3 +348,20 @@ def test_a_process_that_ran_threaded_kernels_exits_cleanly():
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ran"
     assert done.stderr == ""
+
+
+def test_a_padded_conv_is_cut_into_fewer_chunks_than_an_unpadded_one():
+    # every chunk of a one-image conv pads the whole image first: a 3x3 conv on 56x56 cut
+    # into 8 chunks padded its 64 x 58 x 58 copy 8 times; counted, it is cut once per thread
+    def conv(pad):
+        text = (
+            "def @main(%x: Tensor[(1, 64, 56, 56), float32], %w: Tensor[(64, 64, 3, 3), float32])"
+            f" {{ nn.relu(nn.conv2d(%x, %w, padding=[{pad}, {pad}, {pad}, {pad}])) }}"
+        )
+        w, x = _rand(64, 64, 3, 3), _rand(1, 64, 56, 56)
+        libs = {t: relay.build(relay.parse(text), params={"w": w}, threads=t) for t in (1, 2)}
+        assert libs[1](x).tobytes() == libs[2](x).tobytes()
+        return max(k.chunks(2) for k in _split_kernels(libs[2], 2))
+
+    padded, unpadded = conv(1), conv(0)
+    assert padded == 2 < unpadded
