@@ -22,6 +22,7 @@ from ...ir.functor import post_order
 from ...ir.module import IRModule
 from .cache import KernelCache
 from .executor import JITExecutor
+from .heap import release_freed
 from .kernel import Kernel
 from .plan import PlanMemory
 
@@ -264,6 +265,8 @@ def build(
     from ...transform.typed import fully_typed
 
     optimized = optimize(mod, opt_level=PassContext.current().opt_level)
+    del mod  # the bound copy: its folded-away constants can go before LLVM loads
+    release_freed()
     executor = JITExecutor(optimized, cache=cache, scalars=scalars, threads=threads)
     # the pipeline's passes keep the types InferType gave (when a rewrite left a node
     # without one, inference runs again)
