@@ -266,13 +266,7 @@ def test_a_big_model_draws_what_is_on_screen(browser):
     from relay_nb.notebook.explorer import explorer_esm
     from relay_nb.viz.explore import explore_data
 
-    x = relay.var("x", shape=(4, 8))
-    y = x
-    for i in range(600):
-        w = relay.var(f"h.{i}.fc.weight", shape=(8, 8))
-        a = relay.nn.relu(relay.nn.dense(y, w))
-        y = relay.add(relay.multiply(y, a), relay.tanh(a))
-    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function(relay.analysis.free_vars(y), y)))
+    mod = _tall_model(600)
     h = relay.viz.hierarchy(mod)
     data = explore_data(h)
     assert data["text"].count("\n") > 3000 and len(data["nodes"]) > 3000
@@ -280,15 +274,7 @@ def test_a_big_model_draws_what_is_on_screen(browser):
     page = _page(browser, read_asset("graph_explorer.css"))
     try:
         page.add_script_tag(content=_MODEL)
-        page.evaluate(
-            """async ([esm, data]) => {
-                 const url = URL.createObjectURL(new Blob([esm], {type: "text/javascript"}));
-                 const explorer = (await import(url)).default;
-                 window.__m = window.__model({data, expanded: data.expanded, selected: "", query: "", title: ""});
-                 explorer.render({model: window.__m, el: document.getElementById("root")});
-               }""",
-            [explorer_esm(), data],
-        )
+        page.evaluate(_RENDER, [explorer_esm(), data])
         root = page.locator("#root")
         assert 0 < page.locator(".relay-ex-line").count() < 500
         page.locator(".relay-ex-all").click()
@@ -318,13 +304,7 @@ def test_expand_all_from_the_background_layout_is_the_computed_one(browser):
     from relay_nb.notebook.explorer import explorer_esm
     from relay_nb.viz.explore import explore_data
 
-    x = relay.var("x", shape=(4, 8))
-    y = x
-    for i in range(400):
-        w = relay.var(f"h.{i}.fc.weight", shape=(8, 8))
-        a = relay.nn.relu(relay.nn.dense(y, w))
-        y = relay.add(relay.multiply(y, a), relay.tanh(a))
-    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function(relay.analysis.free_vars(y), y)))
+    mod = _tall_model(400)
     h = relay.viz.hierarchy(mod)
     data = explore_data(h)
     everything = h.view(h.expand_all())
@@ -332,12 +312,6 @@ def test_expand_all_from_the_background_layout_is_the_computed_one(browser):
     assert len(everything.items) == len(data["nodes"])
     probes = [_first_in_layer(h, f"/@main/h/{k}", "tanh") for k in (0, 150, 399)]
     near = {p: {b for a, b in everything.edges if a == p} | {a for a, b in everything.edges if b == p} for p in probes}
-    setup = """async ([esm, data]) => {
-                 const url = URL.createObjectURL(new Blob([esm], {type: "text/javascript"}));
-                 const explorer = (await import(url)).default;
-                 window.__m = window.__model({data, expanded: data.expanded, selected: "", query: "", title: ""});
-                 explorer.render({model: window.__m, el: document.getElementById("root")});
-               }"""
     items = "() => document.getElementById('root').dataset.items"
 
     def expand_all(page):
@@ -363,7 +337,7 @@ def test_expand_all_from_the_background_layout_is_the_computed_one(browser):
         warm = _page(browser, read_asset("graph_explorer.css"))
         pages.append(warm)
         warm.add_script_tag(content=_MODEL)
-        warm.evaluate(setup, [explorer_esm(), data])
+        warm.evaluate(_RENDER, [explorer_esm(), data])
         warm.wait_for_function("() => document.getElementById('root').dataset.warmed === '1'")
         expand_all(warm)
         # fitted, the nodes are too small to draw one by one, but the model's extent is drawn
@@ -378,7 +352,7 @@ def test_expand_all_from_the_background_layout_is_the_computed_one(browser):
         cold = _page(browser, read_asset("graph_explorer.css"))
         pages.append(cold)
         cold.add_script_tag(content=_MODEL)
-        cold.evaluate(setup, [explorer_esm(), data])
+        cold.evaluate(_RENDER, [explorer_esm(), data])
         assert cold.evaluate(items) == str(first_items)
         expand_all(cold)
         assert look(cold) == seen
@@ -392,3 +366,25 @@ def test_expand_all_from_the_background_layout_is_the_computed_one(browser):
 
 def _first_in_layer(h, path: str, label: str) -> str:
     return next(i for i, n in h.nodes.items() if n.label.split("\n")[0] == label and h.path(i) == path)
+
+
+_RENDER = """async ([esm, data]) => {
+  const url = URL.createObjectURL(new Blob([esm], {type: "text/javascript"}));
+  const explorer = (await import(url)).default;
+  window.__m = window.__model({data, expanded: data.expanded, selected: "", query: "", title: ""});
+  explorer.render({model: window.__m, el: document.getElementById("root")});
+}"""
+"""The explorer's ES module rendered into #root on a page with ``_MODEL`` (a stand-in
+for the widget's model, kept as ``window.__m``)."""
+
+
+def _tall_model(layers: int):
+    """A typed chain of ``layers`` dense/relu/tanh layers named ``h.<i>.fc`` (a model of
+    thousands of nodes and lines, in module-path groups)."""
+    x = relay.var("x", shape=(4, 8))
+    y = x
+    for i in range(layers):
+        w = relay.var(f"h.{i}.fc.weight", shape=(8, 8))
+        a = relay.nn.relu(relay.nn.dense(y, w))
+        y = relay.add(relay.multiply(y, a), relay.tanh(a))
+    return relay.transform.InferType()(relay.IRModule.from_expr(relay.Function(relay.analysis.free_vars(y), y)))
