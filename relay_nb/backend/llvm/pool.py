@@ -174,6 +174,79 @@ def run_chunks(chunk: Callable[[int, int], None], count: int, threads: int) -> N
         raise error
 
 
+def native_split(nargs: int, slots: int) -> bool:
+    """Whether a kernel of ``nargs`` tensor arguments split on ``slots`` threads runs on the
+    native pool (see :class:`SplitCall`)."""
+    from . import native_pool
+
+    return (
+        os.environ.get("RELAY_NB_NATIVE_POOL", "1").strip() != "0"
+        and native_pool.available()
+        and nargs <= native_pool.MAX_ARGS
+        and 1 < slots <= native_pool.MAX_SLOTS
+    )
+
+
+def prepare_native(kernels: list, threads: int) -> None:
+    """Load (or compile) the native pool and the trampolines the split ones of ``kernels``
+    need, at build time: a cold build then stores them in the disk cache beside the
+    kernels, so a warm process never starts LLVM's compiler for them (its first compile
+    raises the process's peak memory by ~45 MB)."""
+    from . import native_pool
+
+    for k in kernels:
+        if k.native and (count := k.chunks(threads)) > 1 and native_split(k.arity, min(count, threads)):
+            native_pool.trampoline(k.arity)
+
+
+class SplitCall:
+    """One native kernel's split call, prepared once: ``call(base)`` runs chunk ``k`` as
+    ``cfunc(*base, *fixed[slot], *ranges[k])`` on ``len(fixed)`` thread slots, where
+    ``fixed[slot]`` is that slot's (workspace, status word) addresses.
+
+    It runs on the native pool (:mod:`.native_pool`: dispatch in native code, no GIL
+    between chunks) where that exists and the kernel's arity has a trampoline
+    (``fn`` is the kernel's address, ``nargs`` the length of ``base``), else on the Python
+    pool; while another thread splits a call, serially (as :func:`run_chunks`).
+    ``RELAY_NB_NATIVE_POOL=0`` turns the native pool off (to compare the two)."""
+
+    __slots__ = ("cfunc", "ranges", "fixed", "native", "fn", "nargs", "argv", "words", "addresses", "tramp")
+
+    def __init__(self, cfunc: Callable, fn: int, nargs: int, ranges: list[tuple[int, int]], fixed: list[tuple[int, int]]):
+        import numpy as np
+
+        from . import native_pool
+
+        self.cfunc, self.ranges, self.fixed, self.fn, self.nargs = cfunc, ranges, fixed, fn, nargs
+        self.native = native_split(nargs, len(fixed))
+        self.tramp = native_pool.trampoline(nargs) if self.native else 0
+        self.argv = np.zeros(max(nargs, 1), np.int64)
+        # the chunks' (lo, hi) pairs, per slot its workspace, per slot its status, then
+        # per chunk its claim word (see native_pool)
+        words = [x for r in ranges for x in r] + [f[0] for f in fixed] + [f[1] for f in fixed]
+        self.words = np.array(words + [0] * len(ranges), np.int64)
+        w, n, s = self.words.ctypes.data, len(ranges), len(fixed)
+        self.addresses = (self.argv.ctypes.data, w, w + 16 * n, w + 16 * n + 8 * s, w + 16 * n + 16 * s)
+
+    def __call__(self, base: list) -> None:
+        if self.native and _busy.acquire(blocking=False):
+            from .native_pool import run
+
+            try:
+                self.argv[: self.nargs] = base
+                argv, ranges, ws, status, claims = self.addresses
+                run(self.tramp, self.fn, argv, ranges, len(self.ranges), ws, status, claims, len(self.fixed))
+            finally:
+                _busy.release()
+            return
+        cfunc, fixed, ranges = self.cfunc, self.fixed, self.ranges
+
+        def chunk(slot: int, k: int) -> None:
+            cfunc(*base, *fixed[slot], *ranges[k])
+
+        run_chunks(chunk, len(ranges), len(fixed))
+
+
 def _task(chunk: Callable[[int, int], None], slot: int, call: _Call) -> Callable[[], None]:
     def task() -> None:
         if not call.enter(slot):
@@ -292,5 +365,5 @@ def _shutdown() -> None:
 
 __all__ = [
     "available_cores", "chunk_count", "current_threads", "dispatch_seconds", "resolve_threads", "run_chunks",
-    "split", "using_threads", "worker_count",
+    "split", "SplitCall", "using_threads", "worker_count",
 ]
