@@ -83,11 +83,11 @@ def _trampoline(n: int) -> str:
     )
 
 
-def _job_loads() -> str:
-    text = ""
-    for i, field in enumerate(_JOB_FIELDS):
-        text += _word("pool", _JOB + i, f"{field}_p") + f"  %{field} = load i64, ptr %{field}_p, align 8\n"
-    return text
+def _job_loads(job: str) -> str:
+    """IR: load every field of the job descriptor at ``%job``."""
+    return "".join(
+        _word(job, i, f"{field}_p") + f"  %{field} = load i64, ptr %{field}_p, align 8\n" for i, field in enumerate(_JOB_FIELDS)
+    )
 
 
 def _ir() -> str:
@@ -107,7 +107,8 @@ def _ir() -> str:
         "  call void %tr(i64 %fn, i64 %argv, i64 %wsv, i64 %stv, i64 %{k}lo, i64 %{k}hi)\n"
     )
     drain = (
-        "define internal void @drain(ptr %pool, i64 %slot, i64 %g) {\nentry:\n" + _job_loads() +
+        "define internal void @drain(ptr %pool, i64 %slot, i64 %g) {\nentry:\n" + _word("pool", _JOB, "jobp") +
+        "  %job_i = load i64, ptr %jobp, align 8\n  %job = inttoptr i64 %job_i to ptr\n" + _job_loads("job") +
         "  %ws_a = inttoptr i64 %ws to ptr\n  %wsp = getelementptr i64, ptr %ws_a, i64 %slot\n"
         "  %wsv = load i64, ptr %wsp, align 8\n"
         "  %st_a = inttoptr i64 %status to ptr\n  %stp = getelementptr i64, ptr %st_a, i64 %slot\n"
@@ -164,17 +165,13 @@ def _ir() -> str:
         "next:\n  %tn = call i64 @llvm.readcyclecounter()\n  br label %wait\n"
         "exit:\n  ret void\n}\n"
     )
-    stores = "".join(
-        _word("pool", _JOB + i, f"{field}_p") + f"  store i64 %{field}, ptr %{field}_p, align 8\n"
-        for i, field in enumerate(_JOB_FIELDS)
-    )
     run = (
-        "define void @relay_nb_pool_run(i64 %pool_i, i64 %tramp, i64 %fn, i64 %argv, i64 %ranges, i64 %count, "
-        "i64 %ws, i64 %status, i64 %claims, i64 %slots) {\nentry:\n  %pool = inttoptr i64 %pool_i to ptr\n"
+        "define void @relay_nb_pool_run(i64 %pool_i, i64 %job_i) {\nentry:\n  %pool = inttoptr i64 %pool_i to ptr\n"
+        "  %job = inttoptr i64 %job_i to ptr\n" + _word("job", _JOB_FIELDS.index("slots"), "slotsp") +
+        "  %slots = load i64, ptr %slotsp, align 8\n" + _word("pool", _JOB, "jobp")
         + _word("pool", _GEN, "genp") + _word("pool", _SLEEPERS, "sleepp") +
         "  %g0 = load atomic i64, ptr %genp seq_cst, align 8\n  %g = add i64 %g0, 1\n  %tag = shl i64 %g, 2\n"
-        + stores +
-        "  br label %post\n"
+        + "  store i64 %job_i, ptr %jobp, align 8\n  br label %post\n"
         # every helping slot: queued for job g
         "post:\n  %i = phi i64 [ 1, %entry ], [ %i1, %post_body ]\n  %more = icmp slt i64 %i, %slots\n"
         "  br i1 %more, label %post_body, label %publish\n"
@@ -230,11 +227,11 @@ class _Pool:
         triple, layout = target_data_layout()
         self._head = f'target triple = "{triple}"\ntarget datalayout = "{layout}"\n'
         compiled = compile_cached(
-            f"runtime native pool v1 spin{SPIN_CYCLES}", lambda: self._head + _ir(), _SYMBOLS, "relay_nb_runtime_pool"
+            f"runtime native pool v2 spin{SPIN_CYCLES}", lambda: self._head + _ir(), _SYMBOLS, "relay_nb_runtime_pool"
         )
         self.modules = [compiled]  # the engine keeps a module while something refers to it
         word = ctypes.c_int64
-        self.run = ctypes.CFUNCTYPE(None, *[word] * 10)(compiled.address("relay_nb_pool_run"))
+        self.run = ctypes.CFUNCTYPE(None, word, word)(compiled.address("relay_nb_pool_run"))
         self.worker = ctypes.CFUNCTYPE(None, word, word, word)(compiled.address("relay_nb_pool_worker"))
         self.stop = ctypes.CFUNCTYPE(None, word)(compiled.address("relay_nb_pool_stop"))
         self.trampolines: dict[int, int] = {}
@@ -256,6 +253,15 @@ class _Pool:
             self.modules.append(compiled)
             address = self.trampolines[nargs] = compiled.address(name)
         return address
+
+    def call(self, job: int, slots: int) -> None:
+        """Run the split call whose descriptor (:func:`job`) is at address ``job`` on
+        ``slots`` threads; the caller makes sure only one runs at a time
+        (:class:`.pool.SplitCall`)."""
+        if len(self.threads) < slots - 1:
+            with _lock:
+                self.ensure(slots - 1)
+        self.run(self.address, job)
 
     def reset(self) -> None:
         """A fresh shared block and no workers; job numbers go on from the old block's
@@ -297,6 +303,11 @@ def trampoline(nargs: int) -> int:
         return pool.trampoline(nargs)
 
 
+def get() -> _Pool:
+    """The process's pool (built, with its code loaded or compiled, on first use)."""
+    return _get(0)
+
+
 def _get(workers: int) -> _Pool:
     global _pool
     with _lock:
@@ -306,16 +317,15 @@ def _get(workers: int) -> _Pool:
         return _pool
 
 
-def run(tramp: int, fn: int, argv: int, ranges: int, count: int, ws: int, status: int, claims: int, slots: int) -> None:
-    """Run kernel ``fn`` through trampoline ``tramp`` (:func:`trampoline`: it loads the
-    kernel's tensor addresses from the int64 array at ``argv``) on
-    ``count`` chunks (``[lo, hi)`` pairs at ``ranges``) with ``slots`` threads: slot ``s``
-    passes workspace ``ws[s]`` and status word address ``status[s]``.  ``claims`` are
-    ``count`` words this call's chunks are claimed in (kept between calls: they hold job
-    numbers, which only grow).  The caller makes sure only one split call runs at a time
-    (:class:`.pool.SplitCall`)."""
-    pool = _get(slots - 1)
-    pool.run(pool.address, tramp, fn, argv, ranges, count, ws, status, claims, slots)
+def job(tramp: int, fn: int, argv: int, ranges: int, count: int, ws: int, status: int, claims: int, slots: int) -> np.ndarray:
+    """The descriptor of a split call (:meth:`_Pool.call` runs it): kernel ``fn`` through
+    trampoline ``tramp`` (:func:`trampoline`: it loads the kernel's tensor addresses from
+    the int64 array at ``argv``) on ``count`` chunks (``[lo, hi)`` pairs at ``ranges``)
+    with ``slots`` threads; slot ``s`` passes workspace ``ws[s]`` and status word address
+    ``status[s]``.  ``claims`` are ``count`` words the chunks are claimed in, kept between
+    calls (they hold job numbers, which only grow).  Every address must stay valid while
+    the descriptor is used."""
+    return np.array([tramp, fn, argv, ranges, count, ws, status, claims, slots], np.int64)
 
 
 def worker_count() -> int:

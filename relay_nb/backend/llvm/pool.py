@@ -210,32 +210,34 @@ class SplitCall:
     pool; while another thread splits a call, serially (as :func:`run_chunks`).
     ``RELAY_NB_NATIVE_POOL=0`` turns the native pool off (to compare the two)."""
 
-    __slots__ = ("cfunc", "ranges", "fixed", "native", "fn", "nargs", "argv", "words", "addresses", "tramp")
+    __slots__ = ("cfunc", "ranges", "fixed", "native", "nargs", "argv", "words", "job", "job_address", "pool", "slots")
 
     def __init__(self, cfunc: Callable, fn: int, nargs: int, ranges: list[tuple[int, int]], fixed: list[tuple[int, int]]):
         import numpy as np
 
         from . import native_pool
 
-        self.cfunc, self.ranges, self.fixed, self.fn, self.nargs = cfunc, ranges, fixed, fn, nargs
+        self.cfunc, self.ranges, self.fixed, self.nargs, self.slots = cfunc, ranges, fixed, nargs, len(fixed)
         self.native = native_split(nargs, len(fixed))
-        self.tramp = native_pool.trampoline(nargs) if self.native else 0
+        if not self.native:
+            return
+        self.pool = native_pool.get()
         self.argv = np.zeros(max(nargs, 1), np.int64)
         # the chunks' (lo, hi) pairs, per slot its workspace, per slot its status, then
         # per chunk its claim word (see native_pool)
         words = [x for r in ranges for x in r] + [f[0] for f in fixed] + [f[1] for f in fixed]
         self.words = np.array(words + [0] * len(ranges), np.int64)
         w, n, s = self.words.ctypes.data, len(ranges), len(fixed)
-        self.addresses = (self.argv.ctypes.data, w, w + 16 * n, w + 16 * n + 8 * s, w + 16 * n + 16 * s)
+        self.job = native_pool.job(
+            native_pool.trampoline(nargs), fn, self.argv.ctypes.data, w, n, w + 16 * n, w + 16 * n + 8 * s, w + 16 * n + 16 * s, s
+        )
+        self.job_address = self.job.ctypes.data
 
     def __call__(self, base: list) -> None:
         if self.native and _busy.acquire(blocking=False):
-            from .native_pool import run
-
             try:
                 self.argv[: self.nargs] = base
-                argv, ranges, ws, status, claims = self.addresses
-                run(self.tramp, self.fn, argv, ranges, len(self.ranges), ws, status, claims, len(self.fixed))
+                self.pool.call(self.job_address, self.slots)
             finally:
                 _busy.release()
             return
