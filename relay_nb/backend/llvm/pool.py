@@ -263,20 +263,32 @@ def _task(chunk: Callable[[int, int], None], slot: int, call: _Call) -> Callable
     return task
 
 
-SPLIT_MIN_NS = 100_000.0
-"""A kernel call is split only if it is estimated to take this long on one core.  Waking
-the workers and waiting for them (:func:`dispatch_seconds`, median of 200 empty split
-calls) measured 16 us at load 3 and 7 us at load 6.7 on this project's 2-core test
-machine; a split saves at most (1 - 1/threads) of the call, so at 0.1 ms it saves ~50 us
-for ~10 us of dispatch, and below that the margin shrinks to nothing."""
+def _native() -> bool:
+    from .native_pool import available
+
+    return available() and os.environ.get("RELAY_NB_NATIVE_POOL", "1").strip() != "0"
+
+
+NATIVE = _native()
+"""Split calls run on the native pool (:mod:`.native_pool`), whose dispatch is cheap."""
+
+SPLIT_MIN_NS = float(os.environ.get("RELAY_NB_SPLIT_MIN_NS", 20_000 if NATIVE else 100_000))
+"""A kernel call is split only if it is estimated to take this long on one core.  On this
+project's 2-core test machine a split call on the Python pool (:func:`dispatch_seconds`,
+median of 200 empty split calls) cost 16 us at load 3 and 7 us at load 6.7; a split saves
+at most (1 - 1/threads) of the call, so at 0.1 ms it saves ~50 us for ~10 us of dispatch.
+The native pool's split call costs ~2 us more than an unsplit one (a 2048-element tanh,
+3.5 -> 5.7 us), so there calls from 20 us up are split."""
 
 CHUNKS_PER_THREAD = 4
 """A split call is cut into this many chunks per thread (threads take the next free
 one): on a loaded machine a preempted thread then delays one small chunk, not half the
 call, while the others take the rest."""
 
-MIN_CHUNK_NS = 25_000.0
-"""No chunk smaller than this (estimated): taking a chunk costs a ctypes call (~2 us)."""
+MIN_CHUNK_NS = 5_000.0 if NATIVE else 25_000.0
+"""No chunk smaller than this (estimated): on the Python pool taking a chunk costs a
+ctypes call (~2 us), on the native pool an atomic exchange and a call through the
+trampoline."""
 
 CHUNK_OVERHEAD = 0.05
 """Beyond one chunk per thread, cut no more chunks than keep the work each chunk repeats
