@@ -305,6 +305,8 @@ def chunk_count(units: int, unit_ns: float, threads: int, chunk_ns: float = 0.0)
     count = min(units, threads * CHUNKS_PER_THREAD, int(total // MIN_CHUNK_NS))
     if chunk_ns > 0:
         count = min(count, int(total * CHUNK_OVERHEAD // chunk_ns))
+    if count > threads:
+        count -= count % threads  # every thread as many of its own chunks (see native_pool)
     return max(count, min(threads, units))
 
 
