@@ -23,6 +23,7 @@ from ...ir.module import IRModule
 from .cache import KernelCache
 from .executor import JITExecutor
 from .heap import release_freed
+from .pool import prepare_native
 from .kernel import Kernel
 from .plan import PlanMemory
 
@@ -276,6 +277,8 @@ def build(
         k = executor.primitive(f)
         if k is not None and all(k is not other for other in kernels):
             kernels.append(k)
+    if executor.threads > 1:
+        prepare_native(kernels, executor.threads)
     return BuiltModule(fused, executor, kernels)
 
 

@@ -33,7 +33,7 @@ from ...util import MEMORY_LIMIT, gib, memory_limit, too_big
 from .address import address as _address
 from .codegen.context import ALIGN as ALIGN_BYTES
 from .memory import empty as result_array
-from .pool import chunk_count, current_threads, run_chunks, split
+from .pool import SplitCall, chunk_count, current_threads, split
 
 
 def _type_text(ty: Any) -> str:
@@ -71,6 +71,7 @@ class Kernel:
         self.run_seconds = 0.0
         self.calls = 0
         self._cfunc = None
+        self._fn = 0  # the native function's address
         self._params: list[tuple[str, TensorType]] = []
         self._outputs: list[TensorType] = []
         self._constants: list[np.ndarray] = []
@@ -124,7 +125,8 @@ class Kernel:
         self._parallel, self._unit_ns, self._chunk_ns = lowered.parallel, lowered.unit_ns, lowered.chunk_ns
         n = len(self._params) + len(self._constants) + len(self._outputs) + 2
         proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n), ctypes.c_int64, ctypes.c_int64)
-        self._cfunc = proto(compiled.address(lowered.symbol))
+        self._fn = compiled.address(lowered.symbol)
+        self._cfunc = proto(self._fn)
         self._in_specs = [(name, t, np.dtype(_np_name(t.dtype)), tuple(t.shape)) for name, t in self._params]
         self._const_addresses = [_address(c) for c in self._constants]
         self._out_specs = []
@@ -240,6 +242,11 @@ class Kernel:
         interp, closure = self._interp
         return interp.call(closure, tuple(args))
 
+    @property
+    def arity(self) -> int:
+        """How many tensor addresses a call passes (inputs, constants, outputs)."""
+        return len(self._in_specs) + len(self._constants) + len(self._outputs)
+
     def check_memory(self) -> None:
         """An EvalError if one call's results and workspace exceed the machine's memory."""
         if self._bytes > _LIMIT:
@@ -299,13 +306,8 @@ class Kernel:
                     keep.append(np.empty(self._workspace + ALIGN_BYTES, np.uint8))
                 base = _address(keep[k - 1])
                 spaces[k] = base + (-base % ALIGN_BYTES)
-        fixed = addresses[:-1]
-
-        def chunk(slot: int, k: int) -> None:
-            lo, hi = ranges[k]
-            self._cfunc(*fixed, spaces[slot], _address(statuses[slot]), lo, hi)
-
-        run_chunks(chunk, count, len(statuses))
+        fixed = [(spaces[k], _address(statuses[k])) for k in range(len(statuses))]
+        SplitCall(self._cfunc, self._fn, len(addresses) - 1, ranges, fixed)(addresses[:-1])
 
     def check_arguments(self, args: list) -> list[np.ndarray]:
         """The argument tensors in kernel order, checked against the parameter types:

@@ -37,11 +37,11 @@ from ...ir.ty import TensorType, TupleType
 from .codegen.context import ALIGN
 from .kernel import _LIMIT, Kernel, _address, _gib, _np_name, aligned_empty, contiguous
 from .memory import empty as result_array
-from .pool import run_chunks, split, using_threads
+from .pool import SplitCall, split, using_threads
 
 
 class _Step:
-    __slots__ = ("kernel", "ins", "outs", "in_tree", "workspace", "status", "fresh", "args", "slots", "ranges", "base")
+    __slots__ = ("kernel", "ins", "outs", "in_tree", "workspace", "status", "fresh", "args", "slots", "ranges", "base", "split")
 
     def __init__(self, kernel: Kernel, ins: list[int], outs: list[int], in_tree: list):
         self.kernel, self.ins, self.outs, self.in_tree = kernel, ins, outs, in_tree
@@ -54,6 +54,7 @@ class _Step:
         self.slots: list[tuple] = []
         self.ranges: list[tuple[int, int]] = []
         self.base: Callable[[list], tuple] = tuple
+        self.split: Optional[SplitCall] = None
 
 
 class Plan:
@@ -290,6 +291,9 @@ class Plan:
                 # a split step's arguments but its workspace, status and range
                 own = [*step.ins, *const_slots, *step.outs]
                 step.base = lambda addr, own=own: [addr[i] for i in own]
+                if step.ranges:
+                    fixed = [(ws[1] if ws else 0, _address(st if st is not None else _NO_STATUS)) for ws, st in step.slots]
+                    step.split = SplitCall(k._cfunc, k._fn, len(own), step.ranges, fixed)
         self._addresses = addresses
         self._buffers = buffers
 
@@ -359,18 +363,10 @@ class Plan:
         """A step split across threads: its chunks on every thread slot at once, then the
         slots' status words (the first error is raised)."""
         kernel = step.kernel
-        cfunc = kernel._cfunc
-        base = step.base(addr)
-        ranges = step.ranges
-        fixed = [(ws[1] if ws else 0, _address(status if status is not None else _NO_STATUS)) for ws, status in step.slots]
         for _, status in step.slots:
             if status is not None:
                 status[0] = 0
-
-        def chunk(slot: int, k: int) -> None:
-            cfunc(*base, *fixed[slot], *ranges[k])
-
-        run_chunks(chunk, len(ranges), len(step.slots))
+        step.split(step.base(addr))
         for _, status in step.slots:
             if status is not None and status[0]:
                 raise EvalError(kernel._errors.get(int(status[0]), "kernel error {detail}").format(detail=int(status[1])))

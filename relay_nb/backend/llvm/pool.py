@@ -174,6 +174,81 @@ def run_chunks(chunk: Callable[[int, int], None], count: int, threads: int) -> N
         raise error
 
 
+def native_split(nargs: int, slots: int) -> bool:
+    """Whether a kernel of ``nargs`` tensor arguments split on ``slots`` threads runs on the
+    native pool (see :class:`SplitCall`)."""
+    from . import native_pool
+
+    return (
+        os.environ.get("RELAY_NB_NATIVE_POOL", "1").strip() != "0"
+        and native_pool.available()
+        and nargs <= native_pool.MAX_ARGS
+        and 1 < slots <= native_pool.MAX_SLOTS
+    )
+
+
+def prepare_native(kernels: list, threads: int) -> None:
+    """Load (or compile) the native pool and the trampolines the split ones of ``kernels``
+    need, at build time: a cold build then stores them in the disk cache beside the
+    kernels, so a warm process never starts LLVM's compiler for them (its first compile
+    raises the process's peak memory by ~45 MB)."""
+    from . import native_pool
+
+    for k in kernels:
+        if k.native and (count := k.chunks(threads)) > 1 and native_split(k.arity, min(count, threads)):
+            native_pool.trampoline(k.arity)
+
+
+class SplitCall:
+    """One native kernel's split call, prepared once: ``call(base)`` runs chunk ``k`` as
+    ``cfunc(*base, *fixed[slot], *ranges[k])`` on ``len(fixed)`` thread slots, where
+    ``fixed[slot]`` is that slot's (workspace, status word) addresses.
+
+    It runs on the native pool (:mod:`.native_pool`: dispatch in native code, no GIL
+    between chunks) where that exists and the kernel's arity has a trampoline
+    (``fn`` is the kernel's address, ``nargs`` the length of ``base``), else on the Python
+    pool; while another thread splits a call, serially (as :func:`run_chunks`).
+    ``RELAY_NB_NATIVE_POOL=0`` turns the native pool off (to compare the two)."""
+
+    __slots__ = ("cfunc", "ranges", "fixed", "native", "nargs", "argv", "words", "job", "job_address", "pool", "slots")
+
+    def __init__(self, cfunc: Callable, fn: int, nargs: int, ranges: list[tuple[int, int]], fixed: list[tuple[int, int]]):
+        import numpy as np
+
+        from . import native_pool
+
+        self.cfunc, self.ranges, self.fixed, self.nargs, self.slots = cfunc, ranges, fixed, nargs, len(fixed)
+        self.native = native_split(nargs, len(fixed))
+        if not self.native:
+            return
+        self.pool = native_pool.get()
+        self.argv = np.zeros(max(nargs, 1), np.int64)
+        # the chunks' (lo, hi) pairs, per slot its workspace, per slot its status, then
+        # per chunk its claim word (see native_pool)
+        words = [x for r in ranges for x in r] + [f[0] for f in fixed] + [f[1] for f in fixed]
+        self.words = np.array(words + [0] * len(ranges), np.int64)
+        w, n, s = self.words.ctypes.data, len(ranges), len(fixed)
+        self.job = native_pool.job(
+            native_pool.trampoline(nargs), fn, self.argv.ctypes.data, w, n, w + 16 * n, w + 16 * n + 8 * s, w + 16 * n + 16 * s, s
+        )
+        self.job_address = self.job.ctypes.data
+
+    def __call__(self, base: list) -> None:
+        if self.native and _busy.acquire(blocking=False):
+            try:
+                self.argv[: self.nargs] = base
+                self.pool.call(self.job_address, self.slots)
+            finally:
+                _busy.release()
+            return
+        cfunc, fixed, ranges = self.cfunc, self.fixed, self.ranges
+
+        def chunk(slot: int, k: int) -> None:
+            cfunc(*base, *fixed[slot], *ranges[k])
+
+        run_chunks(chunk, len(ranges), len(fixed))
+
+
 def _task(chunk: Callable[[int, int], None], slot: int, call: _Call) -> Callable[[], None]:
     def task() -> None:
         if not call.enter(slot):
@@ -188,20 +263,32 @@ def _task(chunk: Callable[[int, int], None], slot: int, call: _Call) -> Callable
     return task
 
 
-SPLIT_MIN_NS = 100_000.0
-"""A kernel call is split only if it is estimated to take this long on one core.  Waking
-the workers and waiting for them (:func:`dispatch_seconds`, median of 200 empty split
-calls) measured 16 us at load 3 and 7 us at load 6.7 on this project's 2-core test
-machine; a split saves at most (1 - 1/threads) of the call, so at 0.1 ms it saves ~50 us
-for ~10 us of dispatch, and below that the margin shrinks to nothing."""
+def _native() -> bool:
+    from .native_pool import available
+
+    return available() and os.environ.get("RELAY_NB_NATIVE_POOL", "1").strip() != "0"
+
+
+NATIVE = _native()
+"""Split calls run on the native pool (:mod:`.native_pool`), whose dispatch is cheap."""
+
+SPLIT_MIN_NS = float(os.environ.get("RELAY_NB_SPLIT_MIN_NS", 20_000 if NATIVE else 100_000))
+"""A kernel call is split only if it is estimated to take this long on one core.  On this
+project's 2-core test machine a split call on the Python pool (:func:`dispatch_seconds`,
+median of 200 empty split calls) cost 16 us at load 3 and 7 us at load 6.7; a split saves
+at most (1 - 1/threads) of the call, so at 0.1 ms it saves ~50 us for ~10 us of dispatch.
+The native pool's split call costs ~2 us more than an unsplit one (a 2048-element tanh,
+3.5 -> 5.7 us), so there calls from 20 us up are split."""
 
 CHUNKS_PER_THREAD = 4
 """A split call is cut into this many chunks per thread (threads take the next free
 one): on a loaded machine a preempted thread then delays one small chunk, not half the
 call, while the others take the rest."""
 
-MIN_CHUNK_NS = 25_000.0
-"""No chunk smaller than this (estimated): taking a chunk costs a ctypes call (~2 us)."""
+MIN_CHUNK_NS = 5_000.0 if NATIVE else 25_000.0
+"""No chunk smaller than this (estimated): on the Python pool taking a chunk costs a
+ctypes call (~2 us), on the native pool an atomic exchange and a call through the
+trampoline."""
 
 CHUNK_OVERHEAD = 0.05
 """Beyond one chunk per thread, cut no more chunks than keep the work each chunk repeats
@@ -218,6 +305,8 @@ def chunk_count(units: int, unit_ns: float, threads: int, chunk_ns: float = 0.0)
     count = min(units, threads * CHUNKS_PER_THREAD, int(total // MIN_CHUNK_NS))
     if chunk_ns > 0:
         count = min(count, int(total * CHUNK_OVERHEAD // chunk_ns))
+    if count > threads:
+        count -= count % threads  # every thread as many of its own chunks (see native_pool)
     return max(count, min(threads, units))
 
 
@@ -292,5 +381,5 @@ def _shutdown() -> None:
 
 __all__ = [
     "available_cores", "chunk_count", "current_threads", "dispatch_seconds", "resolve_threads", "run_chunks",
-    "split", "using_threads", "worker_count",
+    "split", "SplitCall", "using_threads", "worker_count",
 ]
