@@ -154,3 +154,59 @@ def test_kernels_with_more_arguments_than_a_trampoline_take_the_python_pool():
     assert pool.native_split(native_pool.MAX_ARGS, 2)
     assert not pool.native_split(native_pool.MAX_ARGS + 1, 2)
     assert not pool.native_split(3, 1)
+
+
+# -- plans run as one native call (plan_runner) ------------------------------------------------
+
+STEPS = """
+def @main(%a: Tensor[(10), float32], %i: Tensor[(64), int64], %y: Tensor[(64), float32]) {
+  %0 = take(%a, %i, mode="fast");
+  %1 = nn.softmax(%0);
+  add(%1, %y)
+}
+"""
+
+
+def test_a_plan_runs_its_steps_in_one_native_call_with_the_python_runs_bits():
+    rng = np.random.default_rng(5)
+    a, y = rng.standard_normal(10).astype("float32"), rng.standard_normal(64).astype("float32")
+    i = rng.integers(0, 10, 64)
+    lib = relay.build(relay.parse(STEPS), threads=1)
+    python = relay.build(relay.parse(STEPS), threads=1)
+    got = lib(a, i, y)
+    python(a, i, y)  # (a plan prepares its runner on its first call)
+    plan = python["main"].plan
+    assert plan._runner is not None and len(plan.steps) >= 2
+    plan._runner = None  # the same plan run step by step from Python
+    assert got.tobytes() == python(a, i, y).tobytes()
+    np.testing.assert_allclose(got, np.exp(a[i]) / np.exp(a[i]).sum() + y, rtol=1e-5)
+
+
+def test_a_step_that_reports_an_error_stops_the_native_run_and_raises_it():
+    rng = np.random.default_rng(6)
+    a, y = rng.standard_normal(10).astype("float32"), rng.standard_normal(64).astype("float32")
+    lib = relay.build(relay.parse(STEPS), threads=1)
+    lib(a, rng.integers(0, 10, 64), y)
+    assert lib["main"].plan._runner is not None
+    bad = np.zeros(64, "int64")
+    bad[7] = 1234
+    with pytest.raises(relay.RelayError, match="1234"):
+        lib(a, bad, y)
+    good = rng.integers(0, 10, 64)
+    np.testing.assert_allclose(lib(a, good, y), np.exp(a[good]) / np.exp(a[good]).sum() + y, rtol=1e-5)
+
+
+def test_kernel_calls_and_times_count_native_runs():
+    x = np.linspace(-1, 1, N, dtype="float32")
+    lib = relay.build(relay.parse(CHAIN), threads=2)
+    (kernel,) = lib.kernels
+    before_calls, before_seconds = kernel.calls, kernel.run_seconds
+    start = time.perf_counter()
+    for _ in range(7):
+        lib(x, x)
+    wall = time.perf_counter() - start
+    assert lib["main"].plan._runner is not None
+    assert kernel.calls - before_calls == 7
+    assert 0 < kernel.run_seconds - before_seconds <= wall
+    row = [line for line in str(lib.report()).splitlines() if line.startswith(kernel.name)]
+    assert row and f" {kernel.calls} " in row[0]

@@ -277,8 +277,7 @@ def build(
         k = executor.primitive(f)
         if k is not None and all(k is not other for other in kernels):
             kernels.append(k)
-    if executor.threads > 1:
-        prepare_native(kernels, executor.threads)
+    prepare_native(kernels)
     return BuiltModule(fused, executor, kernels)
 
 

@@ -68,8 +68,9 @@ class Kernel:
         self.fallback_op = ""
         self._asm: Optional[str] = None
         self.compile_seconds = 0.0
-        self.run_seconds = 0.0
-        self.calls = 0
+        self._seconds = 0.0  # run time and calls outside native plan runs (see run_seconds)
+        self._calls = 0
+        self._clocks: list = []  # (weak reference to a plan_runner.StepClock, step index)
         self._cfunc = None
         self._fn = 0  # the native function's address
         self._params: list[tuple[str, TensorType]] = []
@@ -175,6 +176,35 @@ class Kernel:
         return self._asm
 
     @property
+    def run_seconds(self) -> float:
+        """Time spent running this kernel: its calls from Python plus its steps in native
+        plan runs (counted in time-stamp cycles by the runner, see plan_runner)."""
+        return self._seconds + self._clock_totals()[0]
+
+    @run_seconds.setter
+    def run_seconds(self, value: float) -> None:
+        self._seconds = value - self._clock_totals()[0]
+
+    @property
+    def calls(self) -> int:
+        return self._calls + self._clock_totals()[1]
+
+    @calls.setter
+    def calls(self, value: int) -> None:
+        self._calls = value - self._clock_totals()[1]
+
+    def _clock_totals(self) -> tuple[float, int]:
+        if not self._clocks:
+            return 0.0, 0
+        cycles = runs = 0
+        for ref, i in self._clocks:
+            clock = ref()
+            if clock is not None:
+                cycles += int(clock.cycles[i])
+                runs += int(clock.runs[0])
+        return (clock_seconds(cycles) if cycles else 0.0), runs
+
+    @property
     def mean_run_seconds(self) -> float:
         return self.run_seconds / self.calls if self.calls else 0.0
 
@@ -229,8 +259,8 @@ class Kernel:
         except MemoryError:
             raise EvalError(f"kernel {self.name} ran out of memory") from None
         finally:
-            self.run_seconds += time.perf_counter() - start
-            self.calls += 1
+            self._seconds += time.perf_counter() - start
+            self._calls += 1
 
     def _run_fallback(self, args: list) -> Any:
         if self._interp is None:
@@ -354,6 +384,13 @@ def aligned_empty(shape: tuple, dtype: str) -> np.ndarray:
     raw = np.empty(nbytes + ALIGN_BYTES, np.uint8)
     start = -raw.ctypes.data % ALIGN_BYTES
     return raw[start : start + nbytes].view(dt).reshape(shape)
+
+
+def clock_seconds(cycles: int) -> float:
+    """Seconds of ``cycles`` time-stamp counter cycles (the native pool calibrates it)."""
+    from .native_pool import get
+
+    return cycles * get().seconds_per_cycle()
 
 
 def _phase_source(in_specs: list, nbytes: int) -> int:

@@ -41,13 +41,15 @@ import os
 import platform
 import sys
 import threading
+import time
 from typing import Optional
 
 import numpy as np
 
-MAX_ARGS = 64
-"""Tensor arguments (inputs, constants, outputs) a trampoline exists for; a kernel with
-more is split by the Python pool."""
+MAX_ARGS = 1024
+"""Tensor arguments (inputs, constants, outputs) a trampoline is made for (one module per
+arity, when first needed: an LSTM's sequence split has 65); a kernel with more is split
+by the Python pool and its plan runs from Python."""
 
 MAX_SLOTS = 64
 """Threads one split call can use (the caller and ``MAX_SLOTS - 1`` workers)."""
@@ -203,13 +205,41 @@ def _ir() -> str:
         f"  %r = call i64 (i64, ...) @syscall(i64 {_SYS_FUTEX}, ptr %genp, i32 {_FUTEX_WAKE_PRIVATE}, i32 2147483647)\n"
         "  ret void\n}\n"
     )
+    # a plan's steps in one call: descriptor i is words 6i.. of %steps
+    steps = (
+        "define i64 @relay_nb_plan_run(i64 %pool_i, i64 %steps_i, i64 %n, i64 %cycles_i, i64 %serial) {\nentry:\n"
+        "  %steps = inttoptr i64 %steps_i to ptr\n  %cycles = inttoptr i64 %cycles_i to ptr\n"
+        "  %threaded = icmp eq i64 %serial, 0\n  br label %loop\n"
+        "loop:\n  %i = phi i64 [ 0, %entry ], [ %i1, %next ]\n  %more = icmp slt i64 %i, %n\n"
+        "  br i1 %more, label %body, label %done\n"
+        "body:\n  %d0 = mul i64 %i, 6\n"
+        + "".join(
+            f"  %f{j}p = getelementptr i64, ptr %steps, i64 %d{j}\n  %f{j} = load i64, ptr %f{j}p, align 8\n"
+            + (f"  %d{j + 1} = add i64 %d{j}, 1\n" if j < 5 else "")
+            for j in range(6)
+        ) +
+        "  %t0 = call i64 @llvm.readcyclecounter()\n  %split = icmp ne i64 %f5, 0\n"
+        "  %par = and i1 %split, %threaded\n  br i1 %par, label %parallel, label %whole\n"
+        "parallel:\n  call void @relay_nb_pool_run(i64 %pool_i, i64 %f5)\n  br label %timed\n"
+        f"whole:\n  %tr = inttoptr i64 %f0 to ptr\n"
+        f"  call void %tr(i64 %f1, i64 %f2, i64 %f3, i64 %f4, i64 0, i64 {1 << 62})\n  br label %timed\n"
+        "timed:\n  %t1 = call i64 @llvm.readcyclecounter()\n  %cp = getelementptr i64, ptr %cycles, i64 %i\n"
+        "  %c = load i64, ptr %cp, align 8\n  %dt = sub i64 %t1, %t0\n  %c1 = add i64 %c, %dt\n"
+        "  store i64 %c1, ptr %cp, align 8\n"
+        "  %stp = inttoptr i64 %f4 to ptr\n  %st = load volatile i64, ptr %stp, align 8\n"
+        "  %bad = icmp ne i64 %st, 0\n  br i1 %bad, label %failed, label %next\n"
+        "next:\n  %i1 = add i64 %i, 1\n  br label %loop\n"
+        "failed:\n  ret i64 %i\n"
+        "done:\n  ret i64 -1\n}\n"
+        "define i64 @relay_nb_pool_clock() {\nentry:\n  %t = call i64 @llvm.readcyclecounter()\n  ret i64 %t\n}\n"
+    )
     head = (
         "declare i64 @syscall(i64, ...)\ndeclare i64 @llvm.readcyclecounter()\ndeclare void @llvm.x86.sse2.pause()\n"
     )
-    return head + drain + worker + run + stop
+    return head + drain + worker + run + stop + steps
 
 
-_SYMBOLS = ["relay_nb_pool_worker", "relay_nb_pool_run", "relay_nb_pool_stop"]
+_SYMBOLS = ["relay_nb_pool_worker", "relay_nb_pool_run", "relay_nb_pool_stop", "relay_nb_plan_run", "relay_nb_pool_clock"]
 
 
 def available() -> bool:
@@ -227,13 +257,17 @@ class _Pool:
         triple, layout = target_data_layout()
         self._head = f'target triple = "{triple}"\ntarget datalayout = "{layout}"\n'
         compiled = compile_cached(
-            f"runtime native pool v2 spin{SPIN_CYCLES}", lambda: self._head + _ir(), _SYMBOLS, "relay_nb_runtime_pool"
+            f"runtime native pool v3 spin{SPIN_CYCLES}", lambda: self._head + _ir(), _SYMBOLS, "relay_nb_runtime_pool"
         )
         self.modules = [compiled]  # the engine keeps a module while something refers to it
         word = ctypes.c_int64
         self.run = ctypes.CFUNCTYPE(None, word, word)(compiled.address("relay_nb_pool_run"))
         self.worker = ctypes.CFUNCTYPE(None, word, word, word)(compiled.address("relay_nb_pool_worker"))
         self.stop = ctypes.CFUNCTYPE(None, word)(compiled.address("relay_nb_pool_stop"))
+        self.run_steps = ctypes.CFUNCTYPE(word, word, word, word, word, word)(compiled.address("relay_nb_plan_run"))
+        self.clock = ctypes.CFUNCTYPE(word)(compiled.address("relay_nb_pool_clock"))
+        self._clock0 = (self.clock(), time.perf_counter())
+        self._period = 0.0
         self.trampolines: dict[int, int] = {}
         self.reset()
 
@@ -254,6 +288,12 @@ class _Pool:
             address = self.trampolines[nargs] = compiled.address(name)
         return address
 
+    def ready(self, slots: int) -> None:
+        """Workers for a split call on ``slots`` threads (started if missing)."""
+        if len(self.threads) < slots - 1:
+            with _lock:
+                self.ensure(slots - 1)
+
     def call(self, job: int, slots: int) -> None:
         """Run the split call whose descriptor (:func:`job`) is at address ``job`` on
         ``slots`` threads; the caller makes sure only one runs at a time
@@ -262,6 +302,22 @@ class _Pool:
             with _lock:
                 self.ensure(slots - 1)
         self.run(self.address, job)
+
+    def seconds_per_cycle(self) -> float:
+        """The time-stamp counter's period, from two readings against ``perf_counter`` (the
+        pool's creation and now, or 30 ms apart if those are closer than 50 ms); kept once
+        measured over a second (the counter runs at a constant rate)."""
+        if self._period:
+            return self._period
+        c0, t0 = self._clock0
+        if time.perf_counter() - t0 < 0.05:
+            c0, t0 = self.clock(), time.perf_counter()
+            time.sleep(0.03)
+        span = time.perf_counter() - t0
+        period = span / max(self.clock() - c0, 1)
+        if span > 1.0:
+            self._period = period
+        return period
 
     def reset(self) -> None:
         """A fresh shared block and no workers; job numbers go on from the old block's

@@ -37,11 +37,14 @@ from ...ir.ty import TensorType, TupleType
 from .codegen.context import ALIGN
 from .kernel import _LIMIT, Kernel, _address, _gib, _np_name, aligned_empty, contiguous
 from .memory import empty as result_array
+from .plan_runner import NativeSteps
 from .pool import SplitCall, split, using_threads
 
 
 class _Step:
-    __slots__ = ("kernel", "ins", "outs", "in_tree", "workspace", "status", "fresh", "args", "slots", "ranges", "base", "split")
+    __slots__ = (
+        "kernel", "ins", "outs", "in_tree", "workspace", "status", "fresh", "args", "slots", "ranges", "base", "split", "own"
+    )
 
     def __init__(self, kernel: Kernel, ins: list[int], outs: list[int], in_tree: list):
         self.kernel, self.ins, self.outs, self.in_tree = kernel, ins, outs, in_tree
@@ -55,6 +58,7 @@ class _Step:
         self.ranges: list[tuple[int, int]] = []
         self.base: Callable[[list], tuple] = tuple
         self.split: Optional[SplitCall] = None
+        self.own: list[int] = []  # the slots of the kernel's tensor arguments (a native step)
 
 
 class Plan:
@@ -73,6 +77,7 @@ class Plan:
         self._addresses: list[int] = []
         self._results: frozenset = frozenset()
         self._lock = threading.Lock()
+        self._runner: Optional[NativeSteps] = None  # the steps as one native call (see plan_runner)
 
     # -- construction ------------------------------------------------------------------------
     @classmethod
@@ -289,13 +294,14 @@ class Plan:
                 extra = list(range(start, start + len(fixed)))
                 step.args = operator.itemgetter(*step.ins, *const_slots, *step.outs, *extra)
                 # a split step's arguments but its workspace, status and range
-                own = [*step.ins, *const_slots, *step.outs]
+                own = step.own = [*step.ins, *const_slots, *step.outs]
                 step.base = lambda addr, own=own: [addr[i] for i in own]
                 if step.ranges:
                     fixed = [(ws[1] if ws else 0, _address(st if st is not None else _NO_STATUS)) for ws, st in step.slots]
                     step.split = SplitCall(k._cfunc, k._fn, len(own), step.ranges, fixed)
         self._addresses = addresses
         self._buffers = buffers
+        self._runner = NativeSteps.make(self, addresses)
 
     def __call__(self, args: tuple) -> Any:
         with self._lock:  # the intermediate buffers are shared by calls
@@ -315,8 +321,11 @@ class Plan:
                     self._check_leaf(s, a)
                     a = contiguous(a)
                     arrays[s], addr[s] = a, _address(a)
-            for step in self.steps:
-                self._run_step(step, arrays, addr)
+            if self._runner is not None:
+                self._runner.run(arrays, addr)
+            else:
+                for step in self.steps:
+                    self._run_step(step, arrays, addr)
             result = self.result
             return arrays[result] if type(result) is int else _build(result, arrays)
 
@@ -354,8 +363,8 @@ class Plan:
             if status is not None and status[0]:
                 raise EvalError(kernel._errors.get(int(status[0]), "kernel error {detail}").format(detail=int(status[1])))
         finally:
-            kernel.run_seconds += time.perf_counter() - start
-            kernel.calls += 1
+            kernel._seconds += time.perf_counter() - start
+            kernel._calls += 1
 
 
     @staticmethod

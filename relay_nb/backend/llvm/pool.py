@@ -187,16 +187,17 @@ def native_split(nargs: int, slots: int) -> bool:
     )
 
 
-def prepare_native(kernels: list, threads: int) -> None:
-    """Load (or compile) the native pool and the trampolines the split ones of ``kernels``
-    need, at build time: a cold build then stores them in the disk cache beside the
-    kernels, so a warm process never starts LLVM's compiler for them (its first compile
-    raises the process's peak memory by ~45 MB)."""
+def prepare_native(kernels: list) -> None:
+    """Load (or compile) the native pool and the trampolines ``kernels`` are called through
+    (split calls and native plan runs), at build time: a cold build then stores them in
+    the disk cache beside the kernels, so a warm process never starts LLVM's compiler
+    for them (its first compile raises the process's peak memory by ~45 MB)."""
+    if not NATIVE:
+        return
     from . import native_pool
 
-    for k in kernels:
-        if k.native and (count := k.chunks(threads)) > 1 and native_split(k.arity, min(count, threads)):
-            native_pool.trampoline(k.arity)
+    for arity in sorted({k.arity for k in kernels if k.native and k.arity <= native_pool.MAX_ARGS}):
+        native_pool.trampoline(arity)
 
 
 class SplitCall:
