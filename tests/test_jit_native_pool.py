@@ -210,3 +210,11 @@ def test_kernel_calls_and_times_count_native_runs():
     assert 0 < kernel.run_seconds - before_seconds <= wall
     row = [line for line in str(lib.report()).splitlines() if line.startswith(kernel.name)]
     assert row and f" {kernel.calls} " in row[0]
+
+
+def test_the_cycle_period_is_measured_once_so_run_times_are_differences_of_one_scale():
+    pool_ = native_pool.get()
+    first = pool_.seconds_per_cycle()
+    time.sleep(0.01)
+    assert pool_.seconds_per_cycle() == first
+    assert 1e-11 < first < 1e-8  # a 0.1-100 GHz counter

@@ -304,20 +304,18 @@ class _Pool:
         self.run(self.address, job)
 
     def seconds_per_cycle(self) -> float:
-        """The time-stamp counter's period, from two readings against ``perf_counter`` (the
-        pool's creation and now, or 30 ms apart if those are closer than 50 ms); kept once
-        measured over a second (the counter runs at a constant rate)."""
-        if self._period:
-            return self._period
-        c0, t0 = self._clock0
-        if time.perf_counter() - t0 < 0.05:
-            c0, t0 = self.clock(), time.perf_counter()
-            time.sleep(0.03)
-        span = time.perf_counter() - t0
-        period = span / max(self.clock() - c0, 1)
-        if span > 1.0:
-            self._period = period
-        return period
+        """The time-stamp counter's period, measured once against ``perf_counter`` (from
+        the pool's creation, or over 30 ms if the pool is younger than 0.2 s) and then
+        kept: a kernel's run time is its cycles times this one constant, so the time of
+        a run is the difference of two readings (a period measured afresh per reading
+        put its error times all earlier cycles into that difference)."""
+        if not self._period:
+            c0, t0 = self._clock0
+            if time.perf_counter() - t0 < 0.2:
+                c0, t0 = self.clock(), time.perf_counter()
+                time.sleep(0.03)
+            self._period = (time.perf_counter() - t0) / max(self.clock() - c0, 1)
+        return self._period
 
     def reset(self) -> None:
         """A fresh shared block and no workers; job numbers go on from the old block's
