@@ -59,8 +59,7 @@ def build_im2col(module: ir.Module, t: Tile, name: str) -> ir.Function:
             oh = b.sdiv(j, OW)
             ow = b.sub(j, b.mul(oh, OW))
             offs.append(b.add(b.mul(b.mul(oh, sh), Wp), b.mul(ow, sw)))
-        # the same offsets as vectors of i32 (offsets within one padded plane fit) for
-        # the gathers of panels that are not one run of the input
+        # the same offsets as vectors of i32, for the gathers
         lanes_i32 = ir.VectorType(I32, t.lanes)
         index_vecs = []
         for v in range(t.nv):
@@ -72,24 +71,39 @@ def build_im2col(module: ir.Module, t: Tile, name: str) -> ir.Function:
         run = b.icmp_signed("==", b.sub(offs[-1], offs[0]), i64(t.nr - 1))
         # offsets strictly increase with j, so a span of NR - 1 means NR consecutive elements
         contiguous = b.and_(full, run)
+
+        def copy_rows(how: str) -> None:
+            """The panel's ``kc`` rows: one wide load each (``"wide"``), two vector gathers
+            (``"gather"``: an image narrower than a panel, 14 x 14 or 7 x 7, a stride, an
+            edge; scalar loads and stores took ~1 ns an element, 15% of a 3x3 conv at
+            14 x 14 on one thread), or element by element (``"scalar"``)."""
+            with for_range(b, 0, kc, init=[kh0, kw0, koff0], name="k") as k:
+                kh, kw, koff = k.carried
+                src = gep(b, elem, xp, koff)
+                row = gep(b, elem, out, b.mul(k.index, i64(t.nr)))
+                if how == "wide":
+                    v = b.load(gep(b, elem, src, offs[0]), typ=wide, align=t.dt.itemsize)
+                    b.store(v, row, align=t.row_align)
+                elif how == "gather":
+                    for v, index in enumerate(index_vecs):
+                        part = gather(b, elem, src, index, t.dt.itemsize)
+                        b.store(part, gep(b, elem, row, v * t.lanes), align=t.vec_align)
+                else:
+                    for jj, off in enumerate(offs):
+                        v = b.load(gep(b, elem, src, off), typ=elem)
+                        b.store(v, gep(b, elem, row, jj))
+                k.carry(_advance(b, kh, kw, koff, KH, KW, dh_wp, dw, plane))
+
         with b.if_else(contiguous) as (fast, slow):
-            for branch, wide_copy in ((fast, True), (slow, False)):
-                with branch:
-                    init = [kh0, kw0, koff0]
-                    with for_range(b, 0, kc, init=init, name="k") as k:
-                        kh, kw, koff = k.carried
-                        src = gep(b, elem, xp, koff)
-                        row = gep(b, elem, out, b.mul(k.index, i64(t.nr)))
-                        if wide_copy:
-                            v = b.load(gep(b, elem, src, offs[0]), typ=wide, align=t.dt.itemsize)
-                            b.store(v, row, align=t.row_align)
-                        else:  # an image narrower than a panel (14 x 14, 7 x 7), a stride, an edge
-                            # (a vector gather: scalar loads and stores took ~1 ns an
-                            # element, 15% of a 3x3 conv at 14 x 14 on one thread)
-                            for v, index in enumerate(index_vecs):
-                                part = gather(b, elem, src, index, t.dt.itemsize)
-                                b.store(part, gep(b, elem, row, v * t.lanes), align=t.vec_align)
-                        k.carry(_advance(b, kh, kw, koff, KH, KW, dh_wp, dw, plane))
+            with fast:
+                copy_rows("wide")
+            with slow:
+                # the gathers' i32 offsets hold any offset within a plane below 2^31 elements
+                with b.if_else(b.icmp_signed("<", plane, i64(2**31))) as (fits, huge):
+                    with fits:
+                        copy_rows("gather")
+                    with huge:
+                        copy_rows("scalar")
     b.ret_void()
     return fn
 
