@@ -59,8 +59,12 @@ def test_constant_weights_are_packed_once_with_the_same_bits(x_shape, w_shape, a
         # a depthwise conv has its own kernel, which reads the weights as given: nothing to pack
         assert "dwr.head" in k.ir and "relay_nb_macro_float32" not in k.ir
         return
-    assert "relay_nb_macro_float32" in k.ir and "relay_nb_conv_block_float32" not in k.ir
-    assert "relay_nb_conv_block_float32" in _conv_kernel(per_call).ir
+    # a 1 x 1 conv of stride 1 is a plain GEMM (B the image as a matrix, no im2col)
+    one_to_one = w_shape[2:] == (1, 1) and attrs.get("strides", (1, 1)) == (1, 1) and not attrs.get("padding")
+    block = "relay_nb_gemm_block_float32" if one_to_one else "relay_nb_conv_block_float32"
+    assert "relay_nb_macro_float32" in k.ir and block not in k.ir
+    assert block in _conv_kernel(per_call).ir
+    assert ("relay_nb_im2col_float32" in k.ir) != one_to_one
     groups = attrs.get("groups", 1)
     m, kk = w_shape[0] // groups, w_shape[1] * w_shape[2] * w_shape[3]
     (panels,) = [c for c in k._constants if c.size != b.size]

@@ -87,6 +87,12 @@ def test_small_kernels_run_whole():
             " { nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1, 1, 1]) }",
             [(1, 256, 9, 9), (512, 256, 3, 3)],
         ),
+        # a 1 x 1 conv on a small image (a plain GEMM of the image's matrix), odd sizes
+        (
+            "def @main(%x: Tensor[(1, 300, 13, 13), float32], %w: Tensor[(260, 300, 1, 1), float32],"
+            " %b: Tensor[(260, 1, 1), float32]) { nn.relu(add(nn.conv2d(%x, %w), %b)) }",
+            [(1, 300, 13, 13), (260, 300, 1, 1), (260, 1, 1)],
+        ),
         # whole groups shared: depthwise, two images (a chunk may start mid-image)
         (
             "def @main(%x: Tensor[(2, 45, 60, 60), float32], %w: Tensor[(45, 1, 3, 3), float32])"
@@ -117,7 +123,7 @@ def test_small_kernels_run_whole():
             [(8, 3, 256), (8, 1024, 256)],
         ),
     ],
-    ids=["conv-columns", "conv-rows", "depthwise-batch", "dense", "batch-matmul-softmax", "dense-one-row", "matmul-few-rows", "batch-matmul-few-rows"],
+    ids=["conv-columns", "conv-rows", "conv-1x1", "depthwise-batch", "dense", "batch-matmul-softmax", "dense-one-row", "matmul-few-rows", "batch-matmul-few-rows"],
 )
 def test_gemm_and_conv_give_the_same_bits_for_every_thread_count(text, shapes):
     libs = _same_for_thread_counts(text, *[_rand(*s) for s in shapes])
@@ -350,9 +356,9 @@ def test_a_process_that_ran_threaded_kernels_exits_cleanly():
     assert done.stderr == ""
 
 
-def test_a_padded_conv_is_cut_into_fewer_chunks_than_an_unpadded_one():
-    # every chunk of a one-image conv pads the whole image first: a 3x3 conv on 56x56 cut
-    # into 8 chunks padded its 64 x 58 x 58 copy 8 times; counted, it is cut once per thread
+def test_a_padded_conv_split_by_columns_is_cut_as_finely_as_an_unpadded_one():
+    # a chunk of output columns pads only the band of input rows they read (every chunk
+    # padded the whole image, so a 3x3 conv on 56x56 was cut into 2 chunks, not 8)
     def conv(pad):
         text = (
             "def @main(%x: Tensor[(1, 64, 56, 56), float32], %w: Tensor[(64, 64, 3, 3), float32])"
@@ -364,4 +370,18 @@ def test_a_padded_conv_is_cut_into_fewer_chunks_than_an_unpadded_one():
         return max(k.chunks(2) for k in _split_kernels(libs[2], 2))
 
     padded, unpadded = conv(1), conv(0)
-    assert padded == 2 < unpadded
+    assert padded == unpadded > 2
+
+
+def test_chunks_of_a_padded_strided_dilated_conv_pad_their_own_rows():
+    # asymmetric padding, stride 2, dilation 2 rows: each chunk's band of padded rows
+    # (halo included) is what its im2col reads; 1, 2 and 3 threads give the same bits
+    text = (
+        "def @main(%x: Tensor[(1, 64, 37, 29), float32], %w: Tensor[(24, 64, 3, 3), float32])"
+        " { nn.conv2d(%x, %w, strides=[2, 2], padding=[2, 1, 0, 3], dilation=[2, 1]) }"
+    )
+    x, w = _rand(1, 64, 37, 29), _rand(24, 64, 3, 3)
+    libs = _same_for_thread_counts(text, x, params={"w": w})
+    assert _split_kernels(libs[2], 2)[0].chunks(3) >= 3
+    want = relay.create_executor("interpreter", mod=relay.parse(text)).evaluate()(x, w)
+    np.testing.assert_allclose(libs[3](x), want, rtol=1e-4, atol=1e-4)

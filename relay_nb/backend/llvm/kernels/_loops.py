@@ -171,6 +171,18 @@ def fma(b: ir.IRBuilder, x: ir.Value, y: ir.Value, acc: ir.Value) -> ir.Value:
     return b.call(fn, [x, y, acc])
 
 
+def gather(b: ir.IRBuilder, elem: ir.Type, base: ir.Value, offsets: ir.Value, align: int) -> ir.Value:
+    """``base[offsets[i]]`` for every lane of the ``<n x i32>`` vector ``offsets`` (elements
+    aligned to ``align`` bytes): one vector gather (``vgatherdps`` on AVX2 / AVX-512;
+    LLVM splits it into scalar loads where the target has none)."""
+    lanes = offsets.type.count
+    ptrs = b.gep(base, [offsets], source_etype=elem)
+    ptrs.type = ir.VectorType(PTR, lanes)  # llvmlite types a vector GEP as a scalar pointer
+    vec, mask = ir.VectorType(elem, lanes), ir.VectorType(I1, lanes)
+    fn = declare(b.module, f"llvm.masked.gather.v{lanes}{elem.intrinsic_name}.v{lanes}p0", vec, [ptrs.type, I32, mask, vec])
+    return b.call(fn, [ptrs, ir.Constant(I32, align), ir.Constant(mask, [1] * lanes), ir.Constant(vec, None)])
+
+
 @contextmanager
 def blocks(
     b: ir.IRBuilder, total: IntLike, block: int, name: str, start: IntLike = 0

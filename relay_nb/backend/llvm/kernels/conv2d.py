@@ -20,7 +20,7 @@ from ..anchor import AnchorCall
 from ..codegen.types import DType, dtype
 from ._loops import add, for_range, gep, i64, indices, mul, zero
 from .depthwise import depthwise, emit_depthwise
-from .driver import emit_gemm, plan, tiled
+from .driver import emit_gemm, plan, small_path, tiled
 from .gemm import tile_for
 from .prepack import PanelsA
 from .problem import ConvGeometry, Gemm, Matrix
@@ -68,11 +68,16 @@ def conv2d_gemm(call: AnchorCall) -> Optional[Gemm]:
     a_dt, b_dt = dtype(call.input_types[1].dtype), dtype(call.input_types[0].dtype)
     k = cg * kh * kw
     a = Matrix(call.inputs[1], a_dt, k, 1, (0, og * k))
-    if (h, w, kh, kw, oh, ow) == (1, 1, 1, 1, 1, 1) and not any(padding):
-        # a 1 x 1 conv of a 1 x 1 image (squeeze-excitation) is a matrix-vector product:
-        # B is the image's channels as a column, and the matmul's unpacked kernels take it
-        # (the im2col GEMM packed the whole weight each call: 117 -> 80 us for 1152 -> 48)
-        b = Matrix(call.inputs[0], b_dt, 1, 1, (c, cg))
+    one_to_one = (kh, kw) == (1, 1) and not any(padding) and (oh, ow) == (h, w)  # stride 1 (or a 1-pixel axis)
+    if one_to_one and (cg > 1 or og > 1 or h * w == 1):  # (depthwise ones: see .depthwise)
+        # a 1 x 1 conv of stride 1 is a plain GEMM: B is the image's (C, H*W) matrix, each
+        # of its rows contiguous, which pack_b copies a panel row at a time (0.27 ns an
+        # element; im2col gathers images narrower than a panel, 14 x 14 or 7 x 7, at
+        # ~0.5 ns, and needs the padding logic for nothing).  Of a 1 x 1 image (squeeze-excitation) B is a column and the matmul's
+        # unpacked kernels take it (the im2col GEMM packed the whole weight each call:
+        # 117 -> 80 us for 1152 -> 48)
+        plane = h * w
+        b = Matrix(call.inputs[0], b_dt, plane, 1, (c * plane, cg * plane))
         return Gemm(
             og, oh * ow, k, a, b, call.output, dtype(call.output_type.dtype), (n, groups),
             (o * oh * ow, og * oh * ow), call.epilogue, None, call.scratch, call.split,
@@ -89,7 +94,9 @@ def emit_conv2d(call: AnchorCall) -> bool:
     g = conv2d_gemm(call)
     if g is None:
         return False
-    if g.conv is None:  # a matrix-vector product
+    if g.conv is None:  # a 1 x 1 conv: a plain GEMM
+        if small_path(g) is None and tiled(g):
+            _prepack_weights(call, g)
         emit_gemm(call.builder, g)
     elif depthwise(g):
         emit_depthwise(call.builder, g)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ._loops import I1, I64, PTR, add, for_range, gep, i64, smin, zero
+from ._loops import I1, I32, I64, PTR, add, for_range, gather, gep, i64, smin, zero
 from .gemm import Tile, _function, _plus
 
 
@@ -59,46 +59,79 @@ def build_im2col(module: ir.Module, t: Tile, name: str) -> ir.Function:
             oh = b.sdiv(j, OW)
             ow = b.sub(j, b.mul(oh, OW))
             offs.append(b.add(b.mul(b.mul(oh, sh), Wp), b.mul(ow, sw)))
+        # the same offsets as vectors of i32, for the gathers
+        lanes_i32 = ir.VectorType(I32, t.lanes)
+        index_vecs = []
+        for v in range(t.nv):
+            vec = ir.Constant(lanes_i32, None)
+            for lane in range(t.lanes):
+                vec = b.insert_element(vec, b.trunc(offs[v * t.lanes + lane], I32), ir.Constant(I32, lane))
+            index_vecs.append(vec)
         full = b.icmp_signed("<=", b.add(panel.index, i64(t.nr)), nc)
         run = b.icmp_signed("==", b.sub(offs[-1], offs[0]), i64(t.nr - 1))
         # offsets strictly increase with j, so a span of NR - 1 means NR consecutive elements
         contiguous = b.and_(full, run)
+
+        def copy_rows(how: str) -> None:
+            """The panel's ``kc`` rows: one wide load each (``"wide"``), two vector gathers
+            (``"gather"``: an image narrower than a panel, 14 x 14 or 7 x 7, a stride, an
+            edge; scalar loads and stores took ~1 ns an element, 15% of a 3x3 conv at
+            14 x 14 on one thread), or element by element (``"scalar"``)."""
+            with for_range(b, 0, kc, init=[kh0, kw0, koff0], name="k") as k:
+                kh, kw, koff = k.carried
+                src = gep(b, elem, xp, koff)
+                row = gep(b, elem, out, b.mul(k.index, i64(t.nr)))
+                if how == "wide":
+                    v = b.load(gep(b, elem, src, offs[0]), typ=wide, align=t.dt.itemsize)
+                    b.store(v, row, align=t.row_align)
+                elif how == "gather":
+                    for v, index in enumerate(index_vecs):
+                        part = gather(b, elem, src, index, t.dt.itemsize)
+                        b.store(part, gep(b, elem, row, v * t.lanes), align=t.vec_align)
+                else:
+                    for jj, off in enumerate(offs):
+                        v = b.load(gep(b, elem, src, off), typ=elem)
+                        b.store(v, gep(b, elem, row, jj))
+                k.carry(_advance(b, kh, kw, koff, KH, KW, dh_wp, dw, plane))
+
         with b.if_else(contiguous) as (fast, slow):
-            for branch, wide_copy in ((fast, True), (slow, False)):
-                with branch:
-                    init = [kh0, kw0, koff0]
-                    with for_range(b, 0, kc, init=init, name="k") as k:
-                        kh, kw, koff = k.carried
-                        src = gep(b, elem, xp, koff)
-                        row = gep(b, elem, out, b.mul(k.index, i64(t.nr)))
-                        if wide_copy:
-                            v = b.load(gep(b, elem, src, offs[0]), typ=wide, align=t.dt.itemsize)
-                            b.store(v, row, align=t.row_align)
-                        else:
-                            for jj, off in enumerate(offs):
-                                v = b.load(gep(b, elem, src, off), typ=elem)
-                                b.store(v, gep(b, elem, row, jj))
-                        k.carry(_advance(b, kh, kw, koff, KH, KW, dh_wp, dw, plane))
+            with fast:
+                copy_rows("wide")
+            with slow:
+                # the gathers' i32 offsets hold any offset within a plane below 2^31 elements
+                with b.if_else(b.icmp_signed("<", plane, i64(2**31))) as (fits, huge):
+                    with fits:
+                        copy_rows("gather")
+                    with huge:
+                        copy_rows("scalar")
     b.ret_void()
     return fn
 
 
 def build_pad(module: ir.Module, t: Tile, name: str) -> ir.Function:
-    """``pad(dst, src, C, H, W, Hp, Wp, pt, pl)``: the ``C x H x W`` image ``src`` placed at
-    ``(pt, pl)`` in a zeroed ``C x Hp x Wp`` image ``dst``."""
-    names = ["dst", "src", "C", "H", "W", "Hp", "Wp", "pt", "pl"]
+    """``pad(dst, src, C, H, W, Hp, Wp, pt, pl, r0, r1)``: rows ``r0:r1`` of every channel of
+    the ``C x Hp x Wp`` image ``dst`` that holds the ``C x H x W`` image ``src`` at
+    ``(pt, pl)`` with zeros around it.  A chunk of a conv split by output columns pads
+    only the band of rows its output rows read (every chunk padded the whole image:
+    8 chunks of a 3x3 conv on 28 x 28 padded it 8 times, so it was cut into 3)."""
+    names = ["dst", "src", "C", "H", "W", "Hp", "Wp", "pt", "pl", "r0", "r1"]
     fn, b = _function(module, name, [(n, PTR if n in ("dst", "src") else I64) for n in names])
-    dst, src, C, H, W, Hp, Wp, pt, pl = fn.args
+    dst, src, C, H, W, Hp, Wp, pt, pl, r0, r1 = fn.args
     elem = t.dt.ir
-    with for_range(b, 0, b.mul(C, b.mul(Hp, Wp)), name="z") as i:
-        b.store(zero(elem), gep(b, elem, dst, i.index))
-    with for_range(b, 0, b.mul(C, H), name="row") as r:
-        c = b.sdiv(r.index, H)
-        h = b.sub(r.index, b.mul(c, H))
-        to = gep(b, elem, dst, b.add(b.mul(b.add(b.mul(c, Hp), b.add(h, pt)), Wp), pl))
-        frm = gep(b, elem, src, b.mul(r.index, W))
-        with for_range(b, 0, W, name="w") as w:
-            b.store(b.load(gep(b, elem, frm, w.index), typ=elem), gep(b, elem, to, w.index))
+    rows = b.sub(r1, r0)
+    with for_range(b, 0, b.mul(C, rows), name="row") as r:
+        c = b.sdiv(r.index, rows)
+        hp = b.add(r0, b.sub(r.index, b.mul(c, rows)))
+        to = gep(b, elem, dst, b.mul(b.add(b.mul(c, Hp), hp), Wp))
+        with for_range(b, 0, Wp, name="z") as z:
+            b.store(zero(elem), gep(b, elem, to, z.index))
+        h = b.sub(hp, pt)
+        inside = b.and_(b.icmp_signed(">=", h, i64(0)), b.icmp_signed("<", h, H))
+        with b.if_then(inside):
+            frm = gep(b, elem, src, b.mul(b.add(b.mul(c, H), h), W))
+            row = gep(b, elem, to, pl)
+            with for_range(b, 0, W, name="w") as w:
+                b.store(b.load(gep(b, elem, frm, w.index), typ=elem), gep(b, elem, row, w.index))
     b.ret_void()
     return fn
 

@@ -107,18 +107,38 @@ def parallel_axis(g: Gemm) -> tuple[str, int, float, float]:
     # a GEMM computes whole register tiles and packs (or im2col-copies) both operands
     a_pack = 0 if g.a_panels is not None else g.m * g.k  # a prepacked A is not copied
     gemm_ns = (rows * t.mr * cols * t.nr * g.k) * MAC_NS + (g.k * g.n + a_pack) * PACK_NS
-    # a chunk pads its (first) image whole, whatever part of it the chunk reads: counted,
-    # so a padded conv is not cut into 8 chunks that each pad all of it (a 64-channel
-    # 3x3 conv on 56x56 padded its 215K elements ~8 times: ~30% more work at 2 threads)
-    pad = g.conv.channels * g.conv.hp * g.conv.wp * PACK_NS if g.conv is not None and g.conv.padded else 0.0
+    # a chunk of rows (or images) pads its (first) image whole: counted, so a padded conv
+    # is not cut into 8 chunks that each pad all of it (a 64-channel 3x3 conv on 56x56
+    # padded its 215K elements ~8 times: ~30% more work at 2 threads); a chunk of
+    # columns pads only the rows its output rows read, repeating the kernel's halo
+    pad = halo = 0.0
+    if g.conv is not None and g.conv.padded:
+        conv = g.conv
+        pad = conv.channels * conv.hp * conv.wp * PACK_NS
+        halo = conv.channels * ((conv.kernel[0] - 1) * conv.dilation[0] + conv.strides[0]) * conv.wp * PACK_NS
     if count >= BATCH_SPLIT:
         return "batch", count, gemm_ns, pad
     # the axis whose chunks repeat the smaller packing (A is m x k, B is k x n), if it has
     # tiles enough to share; a 1x1 conv with 64 output channels on 56x56 would otherwise
     # repack its 3136-wide B in every chunk (40 / M of the work: 60%)
     if (g.m <= g.n and cols >= SHARE_TILES) or rows < SHARE_TILES <= cols or (rows < SHARE_TILES and cols >= rows):
-        return "n", cols, count * gemm_ns / cols, count * (a_pack * PACK_NS + pad)
+        return "n", cols, count * gemm_ns / cols, count * (a_pack * PACK_NS + halo)
     return "m", rows, count * gemm_ns / rows, count * (g.k * g.n * PACK_NS + pad)
+
+
+def _band(b: ir.IRBuilder, conv, cols: tuple[IntLike, IntLike]) -> tuple[IntLike, IntLike]:
+    """The rows ``[r0, r1)`` of the padded image that output columns ``cols`` (flat output
+    positions) read: all of them unless the call computes part of the columns."""
+    j0, j1 = cols
+    if isinstance(j0, int) and isinstance(j1, int) and (j0, j1) == (0, conv.out[0] * conv.out[1]):
+        return 0, conv.hp
+    (kh, _), (sh, _), (dh, _) = conv.kernel, conv.strides, conv.dilation
+    ow = i64(conv.out[1])
+    first = b.sdiv(i64(j0), ow)
+    last = b.sdiv(b.sub(i64(j1), i64(1)), ow)
+    r0 = b.mul(first, i64(sh))
+    r1 = smin(b, b.add(b.mul(last, i64(sh)), i64((kh - 1) * dh + 1)), conv.hp)
+    return r0, b.select(b.icmp_signed("<", r1, r0), r0, r1)  # an empty chunk: no rows
 
 
 def _pair(b: ir.IRBuilder, u: IntLike, inner: int) -> tuple[IntLike, IntLike]:
@@ -180,7 +200,7 @@ def emit_gemm(b: ir.IRBuilder, g: Gemm) -> None:
             src = image
             if conv.padded:
                 src = bufs[2]  # the padded copy of image o, made once for all its groups (in this chunk)
-                shape = [conv.channels, conv.height, conv.width, conv.hp, conv.wp, pt, pl]
+                shape = [conv.channels, conv.height, conv.width, conv.hp, conv.wp, pt, pl, *_band(b, conv, cols)]
                 if isinstance(i, int) and isinstance(u, int):
                     call(b, "pad", dt, ok, [src, image] + shape)
                 else:

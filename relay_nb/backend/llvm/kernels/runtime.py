@@ -37,7 +37,7 @@ _GEOMETRY = ["H", "W", "KH", "KW", "OW", "sh", "sw", "dh", "dw", "pt", "pl"]
 ENTRY_POINTS: dict[str, list[str]] = {
     "pack_b": ["dst", "src", "kc", "nc", "rs", "cs"],
     "im2col": ["dst", "xp", "k0", "kc", "j0", "nc", "KH", "KW", "OW", "plane", "Wp", "sh", "sw", "dh", "dw"],
-    "pad": ["dst", "src", "C", "H", "W", "Hp", "Wp", "pt", "pl"],
+    "pad": ["dst", "src", "C", "H", "W", "Hp", "Wp", "pt", "pl", "r0", "r1"],
     "gemm_block": ["pa", "pb", "a", "ars", "acs", "bsrc", "brs", "bcs", "c", "ldc", "mc", "nc", "kc", "first"],
     "tiled_block": ["pa", "pb", "a", "ars", "acs", "c", "ldc", "mc", "nc", "kc", "first"],
     # the macro-kernel on an A packed beforehand (a constant: see .prepack); needs no fallback,
