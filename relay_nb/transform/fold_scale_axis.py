@@ -83,7 +83,9 @@ def _mul(e: Expr, factor: np.ndarray) -> Expr:
     """``e * factor``, computed now when ``e`` is a constant (the weight folding)."""
     dtype = e.checked_type.dtype
     if type(e) is Constant:
-        return _typed(_const(e.data * factor, dtype), e)
+        data = np.asarray(e.data * factor).astype(dtype, copy=False)  # a new array only this constant holds:
+        data.flags.writeable = False  # read-only now, Constant keeps it without copying ~100 MB
+        return _typed(_const(data, dtype), e)
     return _typed(Call(get_op("multiply"), (e, _const(factor, dtype))), e)
 
 

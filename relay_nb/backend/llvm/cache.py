@@ -105,7 +105,8 @@ class _Code:
         from .codegen.lower import kernel_constants
 
         k = Kernel(self.name, func, self.ops)
-        k.attach(dataclasses.replace(self.signature, constants=kernel_constants(func)), self.compiled)
+        consts = kernel_constants(func, self.signature.legalized)
+        k.attach(dataclasses.replace(self.signature, constants=consts), self.compiled)
         k.compile_seconds = 0.0  # nothing was compiled for it
         k._keep = self.keep
         return k
@@ -315,7 +316,7 @@ def _exact(code: _Code, func: Function) -> Optional[Kernel]:
                 return k
             continue
         if consts is None:
-            consts = kernel_constants(func)
+            consts = kernel_constants(func, k._signature.legalized)
         if all(_same(a, b) for a, b in zip(k._sources, consts)):
             return k
     return None
@@ -477,6 +478,7 @@ def _disk_meta(lowered, ir_text: str) -> dict:
         # kernel would read the weights as given where it expects panels
         "packings": {str(i): _packing_meta(p) for i, p in lowered.packings.items()},
         "externals": disk_cache.externals(ir_text),
+        "legalized": lowered.legalized,
     }
 
 
@@ -506,7 +508,10 @@ def _load_kernel(func: Function, name: str, ops: list[str], key: str, symbol: st
         return None
     meta, obj = entry
     try:
-        constants = kernel_constants(func)
+        # an entry that says whether a rule decomposed the function spares loading the rules
+        legalized = meta.get("legalized")
+        legalized = None if legalized is None else bool(legalized)
+        constants = kernel_constants(func, legalized)
         if meta["symbol"] != symbol or meta["constants"] != len(constants):
             return None
         lowered = Lowered(
@@ -519,6 +524,7 @@ def _load_kernel(func: Function, name: str, ops: list[str], key: str, symbol: st
             int(meta.get("parallel", 0)), float(meta.get("unit_ns", 0.0)), float(meta.get("chunk_ns", 0.0)),
             # required: an entry that does not say how its constants are laid out is refused
             {int(i): _PACKINGS()[p.pop("layout")](**p) for i, p in meta["packings"].items()},
+            legalized,
         )
         externals = [str(e) for e in meta["externals"]]
         for e in externals:

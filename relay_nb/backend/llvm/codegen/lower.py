@@ -64,6 +64,10 @@ class Lowered:
     unit_ns: float = 0.0  # estimated single-core time of one unit
     chunk_ns: float = 0.0  # estimated work each chunk of a split call repeats
     packings: dict = field(default_factory=dict)  # constant index -> how the kernel reads it packed
+    # whether a ``rewrite`` rule decomposed an op first (None: not known): a kernel bound to
+    # another function of its skeleton then finds that function's constants without loading
+    # the rules (see kernel_constants), which a warm build otherwise imports only for this
+    legalized: Optional[bool] = None
 
     @property
     def ir(self) -> str:
@@ -102,12 +106,15 @@ def _post_order(body: Expr) -> list[Expr]:
     return out
 
 
-def kernel_constants(func: Function) -> list[np.ndarray]:
+def kernel_constants(func: Function, legalized: Optional[bool] = None) -> list[np.ndarray]:
     """The constant arguments of ``func``'s kernel, in the order :func:`lower` passes them:
     a kernel compiled for one function runs any function of the same skeleton (equal but
-    for constant values) when given that function's constants."""
+    for constant values) when given that function's constants.  ``legalized``: the kernel's
+    :attr:`Lowered.legalized` (None: look the op rules up)."""
     nodes = _post_order(func.body)
-    if _rewrite_rules(nodes):  # the decompositions' constants too, in lower's order
+    if legalized is None:
+        legalized = bool(_rewrite_rules(nodes))
+    if legalized:  # the decompositions' constants too, in lower's order
         nodes = _post_order(legalize(func).body)
     inlined = _inlined(nodes)
     return [_constant_data(n) for n in nodes if type(n) is Constant and n not in inlined]
@@ -194,7 +201,8 @@ def lower(func: Function, symbol: str) -> Lowered:
     """Lower one typed primitive function (see the module docstring); raise
     :class:`Unsupported` naming the op or construct that has no lowering."""
     rules_col = llvm_rules()
-    func = legalize(func)
+    legal = legalize(func)
+    legalized, func = legal is not func, legal
     body = func.body
     nodes = _post_order(body)
     params = set(func.params)
@@ -275,7 +283,7 @@ def lower(func: Function, symbol: str) -> Lowered:
     return Lowered(
         module, symbol, in_types, [_constant_data(c) for c in constants], out_types, kb.workspace_bytes, kb.uses_status,
         ops, dict(kb.errors), [i in kb.peeled for i in range(len(out_types))], kb.parallel, kb.unit_ns,
-        kb.chunk_ns, dict(kb.packings),
+        kb.chunk_ns, dict(kb.packings), legalized,
     )
 
 
