@@ -254,16 +254,21 @@ print(json.dumps({"out": lib(data).tobytes().hex(), "from_disk": k.from_disk,
 """
 
 
+def _cold_then_warm(worker: str, cache: Path) -> tuple[dict, dict]:
+    """The JSON last printed by ``worker`` run in two fresh processes sharing ``cache``."""
+    env = dict(os.environ, RELAY_NB_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", worker], env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return runs[0], runs[1]
+
+
 def test_a_kernel_reading_packed_weights_loads_from_disk_with_their_layout(tmp_path):
     """The entry says how the kernel's constants are packed: a loaded conv with constant
     weights packs them as the compiled one did (it read them unpacked: wrong results)."""
-    env = dict(os.environ, RELAY_NB_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
-    runs = []
-    for _ in range(2):
-        done = subprocess.run([sys.executable, "-c", PACKED_WORKER], env=env, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stderr
-        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    cold, warm = runs
+    cold, warm = _cold_then_warm(PACKED_WORKER, tmp_path)
     assert cold["packed"] and not cold["from_disk"]
     assert warm["packed"] and warm["from_disk"]
     assert warm["out"] == cold["out"] and cold["err"] < 1e-4
@@ -298,13 +303,7 @@ def test_a_warm_build_loads_no_lowering_rules_and_decomposed_kernels_stay_right(
     """Whether a rewrite rule decomposed a kernel is stored with its code: a warm build
     finds its kernels' constants without importing every op's lowering rule (12-19 ms of a
     warm ResNet-50 build), and a decomposed kernel still gets its constants in lower's order."""
-    env = dict(os.environ, RELAY_NB_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
-    runs = []
-    for _ in range(2):
-        done = subprocess.run([sys.executable, "-c", RULES_WORKER], env=env, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stderr
-        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    cold, warm = runs
+    cold, warm = _cold_then_warm(RULES_WORKER, tmp_path)
     assert cold["rules_loaded"] and not warm["rules_loaded"]
     assert warm["from_disk"] and all(warm["from_disk"]) and not any(cold["from_disk"])
     assert warm["plain"] == cold["plain"] and warm["out"] == cold["out"]
