@@ -473,6 +473,9 @@ def browser_timer():
                  return new Promise((ok) => requestAnimationFrame(() => setTimeout(() => ok(performance.now() - t), 0)));
                }"""
         )
+        if os.environ.get("BENCH_PHASES"):
+            page.wait_for_timeout(300)
+            print("deep phases:", deep, page.evaluate("() => document.querySelector('[data-phases]').dataset.phases"), flush=True)
         page.close()
         return {"browser_first_ms": first, "browser_toggle_ms": toggle, "browser_search_ms": search,
                 "browser_zoom_ms": zoom, "browser_all_ms": expand_all, "browser_top_ms": collapse,

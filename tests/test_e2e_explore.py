@@ -364,6 +364,65 @@ def test_expand_all_from_the_background_layout_is_the_computed_one(browser):
             page.close()
 
 
+def test_closing_a_group_deep_in_an_open_model_draws_its_fresh_layout(browser):
+    """Closing one layer of a fully open tall model (by its box's label, as a user does)
+    draws what a page opened on that same open state draws: the same items at the same
+    places and the same edges near the closed layer, above it and at the bottom."""
+    from relay_nb.notebook._assets import read_asset
+    from relay_nb.notebook.explorer import explorer_esm
+    from relay_nb.viz.explore import explore_data
+
+    mod = _tall_model(400)
+    h = relay.viz.hierarchy(mod)
+    data = explore_data(h)
+    closed = "/@main/h/150"
+    probes = [_first_in_layer(h, f"/@main/h/{k}", "tanh") for k in (149, 151, 399)] + [closed]
+
+    def look(page):
+        """Each probe selected (the view zooms to it): where each drawn item and box is."""
+        out = {}
+        for p in probes:
+            page.evaluate("([id]) => window.__m.set('selected', id)", [p])
+            page.locator(f'[data-key="{p}"] text').first.wait_for()
+            out[p] = dict(page.evaluate(
+                """() => [...document.querySelectorAll(".relay-ex-viewport [data-key]")].map((e) =>
+                           [e.dataset.key, e.getAttribute("transform") || e.querySelector("rect").getAttribute("x") + "," + e.querySelector("rect").getAttribute("y")])"""
+            ))
+        return out
+
+    pages = []
+    try:
+        page = _page(browser, read_asset("graph_explorer.css"))
+        pages.append(page)
+        page.add_script_tag(content=_MODEL)
+        page.evaluate(_RENDER, [explorer_esm(), data])
+        page.locator(".relay-ex-all").click()
+        page.wait_for_function(f"() => document.getElementById('root').dataset.items === '{len(data['nodes'])}'")
+        inside = _first_in_layer(h, "/@main/h/150", "tanh")
+        page.evaluate("([id]) => window.__m.set('selected', id)", [inside])
+        page.locator(f'[data-key="{inside}"] text').first.wait_for()
+        page.locator(f'.relay-ex-cluster[data-key="{closed}"] .relay-ex-cluster-label').dispatch_event('click')
+        page.wait_for_function("([c]) => !window.__m.get('expanded').includes(c)", arg=[closed])
+        expanded = page.evaluate("() => window.__m.get('expanded')")
+        assert closed not in expanded and len(expanded) == len(h.groups) - 1
+        items = page.evaluate("() => document.getElementById('root').dataset.items")
+        assert int(items) < len(data["nodes"])
+        seen = look(page)
+        fresh = _page(browser, read_asset("graph_explorer.css"))
+        pages.append(fresh)
+        fresh.add_script_tag(content=_MODEL)
+        fresh.evaluate(_RENDER, [explorer_esm(), {**data, "expanded": expanded}])
+        fresh.wait_for_function(f"() => document.getElementById('root').dataset.items === '{items}'")
+        # the same places (what is drawn around a probe depends on the zoom it had before)
+        for p, places in look(fresh).items():
+            common = places.keys() & seen[p].keys()
+            assert p in common and len(common) > 5, (p, len(common))
+            assert {k: places[k] for k in common} == {k: seen[p][k] for k in common}, p
+    finally:
+        for p in pages:
+            p.close()
+
+
 def _first_in_layer(h, path: str, label: str) -> str:
     return next(i for i, n in h.nodes.items() if n.label.split("\n")[0] == label and h.path(i) == path)
 

@@ -43,7 +43,7 @@ function ancestorsOf(m, g) {
 
 // Visible items for the open groups (a Set of group indices): mirrors Hierarchy.view().
 // Returns {items: Map key -> {group: bool, index, parent: open group index or -1},
-//          clusters: Map group index -> parent cluster (-1 top), edges: Map number -> [t, h, n]}.
+//          clusters: Map group index -> parent cluster (-1 top), edges: Map number -> [t, h, n, the open groups holding t and h]}.
 function visibleView(m, open) {
   const G = m.groups.length;
   const rep = new Int32Array(G); // -1: the group is open and drawn; else the collapsed group showing it
@@ -76,6 +76,8 @@ function visibleView(m, open) {
     }
   }
   const keyOf = (r) => (r >= 0 ? m.nodes[r].id : m.groups[-1 - r].id);
+  // the open group drawing an item (-1: the top), kept with each edge for layoutSteps
+  const holder = (r) => (r >= 0 ? m.nodes[r].group : m.groups[-1 - r].parent);
   const W = m.nodes.length + G + 1;
   const edges = new Map();
   const e = m.edges;
@@ -86,7 +88,7 @@ function visibleView(m, open) {
     const key = (t + G) * W + (h + G);
     const old = edges.get(key);
     if (old) old[2] += 1;
-    else edges.set(key, [keyOf(t), keyOf(h), 1]);
+    else edges.set(key, [keyOf(t), keyOf(h), 1, holder(t), holder(h)]);
   }
   return { items, clusters, edges };
 }
@@ -170,14 +172,15 @@ function* layoutSteps(m, view, cache) {
   // Lift each edge to the cluster holding both ends: an edge between the children
   // (items or open subgroups) of that cluster.  Both ends climb, the deeper first, with
   // no arrays per edge (a fully open RNN-T has 30,000 edges).
-  const containerOf = (key) => view.items.get(key).parent;
+  // The holders come with the edges: looking both ends up in view.items was a third of
+  // a toggle's layout in a fully open RNN-T.
   const depthOf = (c) => (c < 0 ? -1 : m.groups[c].depth);
   const lifted = new Map();
-  for (const [t, h] of view.edges.values()) {
+  for (const [t, h, , holdT, holdH] of view.edges.values()) {
     let a = t;
     let b = h;
-    let ct = containerOf(t);
-    let ch = containerOf(h);
+    let ct = holdT;
+    let ch = holdH;
     while (ct !== ch) {
       if (depthOf(ct) >= depthOf(ch)) {
         a = ct;
@@ -189,8 +192,9 @@ function* layoutSteps(m, view, cache) {
     }
     const common = ct;
     if (a === b) continue;
-    if (!lifted.has(common)) lifted.set(common, []);
-    lifted.get(common).push([a, b]);
+    const list = lifted.get(common);
+    if (list) list.push([a, b]);
+    else lifted.set(common, [[a, b]]);
   }
   const order = [...view.clusters.keys()].sort((x, y) => m.groups[y].depth - m.groups[x].depth);
   order.push(-1);

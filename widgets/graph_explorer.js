@@ -268,6 +268,7 @@ function render({ model, el: root }) {
     const key = openKey(open);
     const known = views.get(key);
     const next = known ? known.view : visibleView(m, open);
+    const tView = performance.now() - t0;
     const steps = known ? null : layoutSteps(m, next, cache);
     const slice = () => {
       const t1 = performance.now();
@@ -281,10 +282,14 @@ function render({ model, el: root }) {
           remember(key, view, layout);
           culling = view.items.size > CULL_ABOVE;
           if (moveView) moveView();
+          const tPaint0 = performance.now();
           paint();
+          const tPaint = performance.now() - tPaint0;
+          // where a draw's time went (benchmarks/bench_views.py prints it with BENCH_PHASES=1)
+          root.dataset.phases = `view ${tView.toFixed(0)} layout ${(tPaint0 - t0 - tView).toFixed(0)} paint ${tPaint.toFixed(0)}`;
           if (culling && !layout.bands) {
             const [v, lay] = [view, layout];
-            pending = setTimeout(() => bandIndex(v, lay), 0);
+            pending = setTimeout(() => bandsLater(v, lay), 0);
           }
           root.dataset.drawMs = String(Math.round(performance.now() - t0));
           root.dataset.items = String(view.items.size);
@@ -338,7 +343,24 @@ function render({ model, el: root }) {
   const BAND = 512;
   const LONG = 64; // bands: a longer edge (a weight used far below) is always looked at
   function bandIndex(view, layout) {
-    if (layout.bands) return layout.bands;
+    if (!layout.bandJob) layout.bandJob = bandSteps(view, layout);
+    while (!layout.bands) layout.bandJob.next();
+    return layout.bands;
+  }
+
+  // bandIndex in slices of about BAND_SLICE ms between events: built at once after a
+  // toggle in a fully open RNN-T it was a 60-100 ms task right behind the toggle's paint,
+  // delaying the next click by as much. The first paint of a layout does without it.
+  const BAND_SLICE = 8;
+  function bandsLater(view, layout) {
+    if (layout.bands) return;
+    if (!layout.bandJob) layout.bandJob = bandSteps(view, layout);
+    const t0 = performance.now();
+    while (!layout.bands && performance.now() - t0 < BAND_SLICE) layout.bandJob.next();
+    if (!layout.bands) pending = setTimeout(() => bandsLater(view, layout), 0);
+  }
+
+  function* bandSteps(view, layout) {
     const bands = [];
     const add = (y0, y1, kind, entry) => {
       for (let b = Math.max(0, Math.floor(y0 / BAND)), e = Math.floor(y1 / BAND); b <= e; b++) {
@@ -360,6 +382,7 @@ function render({ model, el: root }) {
       band.y0 = Math.min(band.y0, p.y);
       band.y1 = Math.max(band.y1, p.y + p.h);
       if (info.group ? hot.has(info.index) : m.nodes[info.index].hl) hl.push([key, info, p]);
+      if (i % 2000 === 0) yield;
     }
     const long = [];
     i = 0;
@@ -372,9 +395,9 @@ function render({ model, el: root }) {
       const y1 = Math.max(pa.y + pa.h, pb.y + pb.h);
       if ((y1 - y0) / BAND > LONG) long.push(entry);
       else add(y0, y1, "edges", entry);
+      if (i % 2000 === 0) yield;
     }
     layout.bands = { bands, long: long.map((x) => x[1]), hl };
-    return layout.bands;
   }
 
   function meetsWin(win, b) {
@@ -402,10 +425,20 @@ function render({ model, el: root }) {
     if (!layout.bands && !dust) {
       // A layout's first paint (a toggle in a big open view) looks at everything once,
       // cheaper than building the index, which follows between events (see draw).
-      const near = nearWindow(null);
-      near.items = near.items.filter(([, , p]) => meetsWin(win, p));
-      near.edges = near.edges.filter(([, pa, pb]) => meetsWin(win, spanOf(pa, pb)));
-      near.boxes = near.boxes.filter(([, b]) => meetsWin(win, b));
+      // Filtered as it goes: the whole lists of a fully open RNN-T (19,000 items, 28,000
+      // edges) were most of such a paint.
+      const near = { boxes: [], items: [], edges: [] };
+      near.boxes = [...layout.boxes.entries()].filter(([, b]) => meetsWin(win, b));
+      near.boxes.sort((a, b) => m.groups[a[0]].depth - m.groups[b[0]].depth);
+      for (const [key, info] of view.items) {
+        const p = layout.pos.get(key);
+        if (meetsWin(win, p)) near.items.push([key, info, p]);
+      }
+      for (const [a, b, n] of view.edges.values()) {
+        const pa = layout.pos.get(a);
+        const pb = layout.pos.get(b);
+        if (pa && pb && meetsWin(win, spanOf(pa, pb))) near.edges.push([n, pa, pb]);
+      }
       return near;
     }
     const { bands, long, hl } = bandIndex(view, layout);
@@ -543,10 +576,15 @@ function render({ model, el: root }) {
           // "expand all" then finds its whole state ready, its paint index too (in a
           // slice of its own): a paint, no layout
           if (!views.has(all.key)) remember(all.key, all.view, step.value);
-          warming = setTimeout(() => {
-            bandIndex(all.view, step.value);
-            root.dataset.warmed = "1";
-          }, 0);
+          const lay = step.value;
+          const bands = () => {
+            if (!lay.bandJob) lay.bandJob = bandSteps(all.view, lay);
+            const t1 = performance.now();
+            while (!lay.bands && performance.now() - t1 < 20) lay.bandJob.next();
+            if (lay.bands) root.dataset.warmed = "1";
+            else warming = setTimeout(bands, 0);
+          };
+          warming = setTimeout(bands, 0);
           return;
         }
       }
