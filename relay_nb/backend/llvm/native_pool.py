@@ -5,8 +5,9 @@ variable, and each chunk is a ctypes call made with the GIL held: on a 1 x 512 .
 GEMV cut into two 78 us halves it measured 16 us from the call to the first chunk, the
 worker starting 20-45 us after the caller (thread wake-up plus the GIL) and 22 us from the
 last chunk to the return, so two threads were no faster than one.  Here the whole split
-call is one ctypes call into :func:`run` (the GIL is released for it): it posts the job in
-a shared block of memory, runs chunks itself, and waits for the workers that joined by
+call is one ctypes call (:meth:`_Pool.call`, or a step of a native plan run, see
+:mod:`.plan_runner`; the GIL is released for it): it posts the job's descriptor in a
+shared block of memory, runs chunks itself, and waits for the workers that joined by
 spinning on their state words.  The workers are Python daemon threads that live inside
 one native call (``relay_nb_pool_worker``): they spin on the job counter for about a
 millisecond after each job (``SPIN_CYCLES``), so the steps of a model find them awake,
@@ -22,11 +23,11 @@ the caller writes the job, sets each helping slot's state to ``4 g`` (queued for
 ``4 g`` to ``4 g + 1`` (running) and leaves with ``4 g + 2``.  A thread runs chunk ``k``
 if its exchange of the chunk's claim word with ``g`` returned another value.  Slot ``s``
 first claims chunks ``s, s + slots, ...`` — the same parts of the operands every call,
-so a memory-bound kernel finds its part of a weight in that core's cache (an LSTM's 4 MB
-recurrent weight fits the two cores' 2 MB L2 halves) — then any chunk still unclaimed.
+so a memory-bound kernel can find its part of a weight still in that core's cache — then
+any chunk still unclaimed.
 When the caller has no chunk left it closes each slot: queued -> left (the worker came
 too late and will not touch the job), or it waits for running -> left.  So no worker
-reads a job after :func:`run` returns, and a preempted worker delays nobody: the others
+reads a job after the call returns, and a preempted worker delays nobody: the others
 take its chunks.
 
 Linux on x86-64 only (``pause``, ``futex`` through ``syscall``); elsewhere
@@ -56,8 +57,8 @@ MAX_SLOTS = 64
 
 SPIN_CYCLES = 3_000_000
 """How long a worker spins for the next job before it sleeps: ~1 ms of time-stamp counter
-at 2-3 GHz.  The gaps between a model's split steps (single-threaded kernels, Python
-between steps) are mostly shorter, so the workers stay awake through a run; an idle
+at 2-3 GHz.  The gaps between a model's split steps (its single-threaded kernels) are
+mostly shorter, so the workers stay awake through a run; an idle
 notebook's workers sleep after a millisecond."""
 
 # word offsets in the shared block (64-byte lines apart where different threads write)
