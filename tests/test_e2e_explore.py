@@ -262,8 +262,6 @@ def test_a_big_model_draws_what_is_on_screen(browser):
     """3,600 nodes and 3,600 lines of text: the text pane holds only the lines near its
     scroll position, "expand all" draws the whole model without a label per node (it is
     too small to read), and selecting a node zooms to it drawn in full, its line shown."""
-    from relay_nb.notebook._assets import read_asset
-    from relay_nb.notebook.explorer import explorer_esm
     from relay_nb.viz.explore import explore_data
 
     mod = _tall_model(600)
@@ -271,10 +269,9 @@ def test_a_big_model_draws_what_is_on_screen(browser):
     data = explore_data(h)
     assert data["text"].count("\n") > 3000 and len(data["nodes"]) > 3000
     deep = _first_in_layer(h, "/@main/h/517", "tanh")
-    page = _page(browser, read_asset("graph_explorer.css"))
+    pages: list = []
     try:
-        page.add_script_tag(content=_MODEL)
-        page.evaluate(_RENDER, [explorer_esm(), data])
+        page = _render_explorer(browser, pages, data)
         root = page.locator("#root")
         assert 0 < page.locator(".relay-ex-line").count() < 500
         page.locator(".relay-ex-all").click()
@@ -292,7 +289,8 @@ def test_a_big_model_draws_what_is_on_screen(browser):
         assert line.first.locator(".relay-ex-lineno").inner_text() == str(h.nodes[deep].text_line)
         assert "tanh(" in line.first.inner_text()
     finally:
-        page.close()
+        for p in pages:
+            p.close()
 
 
 def test_expand_all_from_the_background_layout_is_the_computed_one(browser):
@@ -300,8 +298,6 @@ def test_expand_all_from_the_background_layout_is_the_computed_one(browser):
     paint index) and "collapse" / "expand all" again reuse theirs: the drawing is the same
     as "expand all" laid out on the spot, and what a node is drawn with (its neighbours,
     its edges) is all there at every place of a tall model."""
-    from relay_nb.notebook._assets import read_asset
-    from relay_nb.notebook.explorer import explorer_esm
     from relay_nb.viz.explore import explore_data
 
     mod = _tall_model(400)
@@ -334,10 +330,7 @@ def test_expand_all_from_the_background_layout_is_the_computed_one(browser):
 
     pages = []
     try:
-        warm = _page(browser, read_asset("graph_explorer.css"))
-        pages.append(warm)
-        warm.add_script_tag(content=_MODEL)
-        warm.evaluate(_RENDER, [explorer_esm(), data])
+        warm = _render_explorer(browser, pages, data)
         warm.wait_for_function("() => document.getElementById('root').dataset.warmed === '1'")
         expand_all(warm)
         # fitted, the nodes are too small to draw one by one, but the model's extent is drawn
@@ -349,10 +342,7 @@ def test_expand_all_from_the_background_layout_is_the_computed_one(browser):
         expand_all(warm)
         assert look(warm) == seen
         # The same clicks at once, laid out on the spot (before the background layout).
-        cold = _page(browser, read_asset("graph_explorer.css"))
-        pages.append(cold)
-        cold.add_script_tag(content=_MODEL)
-        cold.evaluate(_RENDER, [explorer_esm(), data])
+        cold = _render_explorer(browser, pages, data)
         assert cold.evaluate(items) == str(first_items)
         expand_all(cold)
         assert look(cold) == seen
@@ -368,8 +358,6 @@ def test_closing_a_group_deep_in_an_open_model_draws_its_fresh_layout(browser):
     """Closing one layer of a fully open tall model (by its box's label, as a user does)
     draws what a page opened on that same open state draws: the same items at the same
     places and the same edges near the closed layer, above it and at the bottom."""
-    from relay_nb.notebook._assets import read_asset
-    from relay_nb.notebook.explorer import explorer_esm
     from relay_nb.viz.explore import explore_data
 
     mod = _tall_model(400)
@@ -392,10 +380,7 @@ def test_closing_a_group_deep_in_an_open_model_draws_its_fresh_layout(browser):
 
     pages = []
     try:
-        page = _page(browser, read_asset("graph_explorer.css"))
-        pages.append(page)
-        page.add_script_tag(content=_MODEL)
-        page.evaluate(_RENDER, [explorer_esm(), data])
+        page = _render_explorer(browser, pages, data)
         page.locator(".relay-ex-all").click()
         page.wait_for_function(f"() => document.getElementById('root').dataset.items === '{len(data['nodes'])}'")
         inside = _first_in_layer(h, "/@main/h/150", "tanh")
@@ -408,10 +393,7 @@ def test_closing_a_group_deep_in_an_open_model_draws_its_fresh_layout(browser):
         items = page.evaluate("() => document.getElementById('root').dataset.items")
         assert int(items) < len(data["nodes"])
         seen = look(page)
-        fresh = _page(browser, read_asset("graph_explorer.css"))
-        pages.append(fresh)
-        fresh.add_script_tag(content=_MODEL)
-        fresh.evaluate(_RENDER, [explorer_esm(), {**data, "expanded": expanded}])
+        fresh = _render_explorer(browser, pages, {**data, "expanded": expanded})
         fresh.wait_for_function(f"() => document.getElementById('root').dataset.items === '{items}'")
         # the same places (what is drawn around a probe depends on the zoom it had before)
         for p, places in look(fresh).items():
@@ -435,6 +417,19 @@ _RENDER = """async ([esm, data]) => {
 }"""
 """The explorer's ES module rendered into #root on a page with ``_MODEL`` (a stand-in
 for the widget's model, kept as ``window.__m``)."""
+
+
+def _render_explorer(browser, pages: list, data: dict):
+    """A new page (kept in ``pages`` for the caller to close) with the explorer of ``data``
+    rendered by ``_RENDER``."""
+    from relay_nb.notebook._assets import read_asset
+    from relay_nb.notebook.explorer import explorer_esm
+
+    page = _page(browser, read_asset("graph_explorer.css"))
+    pages.append(page)
+    page.add_script_tag(content=_MODEL)
+    page.evaluate(_RENDER, [explorer_esm(), data])
+    return page
 
 
 def _tall_model(layers: int):
