@@ -179,12 +179,7 @@ def native_split(nargs: int, slots: int) -> bool:
     native pool (see :class:`SplitCall`)."""
     from . import native_pool
 
-    return (
-        os.environ.get("RELAY_NB_NATIVE_POOL", "1").strip() != "0"
-        and native_pool.available()
-        and nargs <= native_pool.MAX_ARGS
-        and 1 < slots <= native_pool.MAX_SLOTS
-    )
+    return NATIVE and nargs <= native_pool.MAX_ARGS and 1 < slots <= native_pool.MAX_SLOTS
 
 
 def prepare_native(kernels: list) -> None:
