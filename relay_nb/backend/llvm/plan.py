@@ -60,6 +60,14 @@ class _Step:
         self.split: Optional[SplitCall] = None
         self.own: list[int] = []  # the slots of the kernel's tensor arguments (a native step)
 
+    def allocate_fresh(self, arrays: list, addr: list) -> None:
+        """This call's arrays for the outputs made per call (results), into ``arrays`` and
+        their addresses into ``addr``."""
+        for s, shape, dt, nbytes, source in self.fresh:
+            # a large result takes the phase of an input of its size (see memory.empty)
+            a = result_array(shape, dt, nbytes, addr[source] % ALIGN if source >= 0 else 0)
+            arrays[s], addr[s] = a, _address(a)
+
 
 class Plan:
     """The steps of one function (see the module docstring); call it with its arguments."""
@@ -349,10 +357,7 @@ class Plan:
                     a = contiguous(a)  # a later native step reads it row-major
                     arrays[s], addr[s] = a, _address(a)
                 return
-            for s, shape, dt, nbytes, source in step.fresh:
-                # a large result takes the phase of an input of its size (see memory.empty)
-                a = result_array(shape, dt, nbytes, addr[source] % ALIGN if source >= 0 else 0)
-                arrays[s], addr[s] = a, _address(a)
+            step.allocate_fresh(arrays, addr)
             if step.ranges:
                 self._run_chunks(step, addr)
                 return

@@ -22,9 +22,7 @@ from typing import Optional
 import numpy as np
 
 from ...errors import EvalError
-from .codegen.context import ALIGN
 from .kernel import _NO_STATUS, _address, clock_seconds
-from .memory import empty as result_array
 from .pool import NATIVE, _busy
 
 
@@ -106,10 +104,7 @@ class NativeSteps:
         """One call of the plan: ``arrays``/``addr`` hold the parameters (and receive the
         fresh results); the plan's lock is held."""
         for step in self.fresh:
-            for s, shape, dt, nbytes, source in step.fresh:
-                # a large result takes the phase of an input of its size (see memory.empty)
-                a = result_array(shape, dt, nbytes, addr[source] % ALIGN if source >= 0 else 0)
-                arrays[s], addr[s] = a, _address(a)
+            step.allocate_fresh(arrays, addr)
         for argv, j, s in self.patches:
             argv[j] = addr[s]
         for status in self.statuses:
