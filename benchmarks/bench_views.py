@@ -6,8 +6,10 @@
 
 For each model, one row per view (the first, collapsed view; everything expanded):
 
-* ``build s``     — graph + groups in Python (``relay.viz.hierarchy``) and the widget data;
-* ``payload KB``  — the widget data (JSON) plus the static SVG fallback in the output;
+* ``build s``     — graph + groups in Python (``relay.viz.hierarchy``) and the widget data,
+                    packed as the widget sends it;
+* ``payload KB``  — what a view adds to a notebook that saves widget state: the packed
+                    widget data (base64, as stored) plus the static SVG fallback;
 * ``svg s / KB``  — Graphviz drawing the collapsed top level (the static fallback);
 * ``dagre ms``    — the front end's layout (dagre per open group, vendored) in Node.js;
 * ``graphviz ms`` — the same per-group layouts with Graphviz (pygraphviz, in process):
@@ -31,6 +33,7 @@ state-dict names such as ``h.0.attn.c_attn.weight``): about 100 calls per layer.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import math
 import os
@@ -271,7 +274,7 @@ def graphviz_per_group(h, expanded) -> float:
 
 def measure(name: str, build, browser) -> list[dict]:
     # Imported before timing: anywidget's import (~1 s here) is paid once per kernel.
-    from relay_nb.notebook.explorer import static_html
+    from relay_nb.notebook.explorer import pack_data, static_html
 
     t0 = time.perf_counter()
     mod = build()
@@ -279,13 +282,14 @@ def measure(name: str, build, browser) -> list[dict]:
     t0 = time.perf_counter()
     h = hierarchy(mod)
     data = explore_data(h)
+    packed = pack_data(data)
     t_build = time.perf_counter() - t0
     calls = sum(1 for n in h.nodes.values() if n.kind == "call")
     first = h.initial()
     t0 = time.perf_counter()
     svg = static_html(h, first)
     t_svg = time.perf_counter() - t0
-    payload = len(json.dumps(data)) + len(svg)
+    payload = len(base64.b64encode(packed)) + len(svg)
     js = node_layout(data)
     gv_first = graphviz_per_group(h, first)
     gv_all = graphviz_per_group(h, h.expand_all())

@@ -65,3 +65,32 @@ def test_explorer_rows_leave_out_what_the_front_end_reads_as_the_same():
     spans = {n["label"]: (n["line"], n["end_line"]) for n in nodes.values()}
     assert spans["if"] == (3, 8) and spans["log"] == (4, 4) and spans["%c"] == (2, 2)
     assert spans["def @main(%c, %x)"] == (2, 10)
+
+
+def test_the_widget_sends_its_data_compressed_in_one_binary_buffer():
+    """The comm message (and a notebook that saves widget state) carries ``payload``, the
+    data as zlib-compressed JSON, not the data dict: a model of thousands of nodes sends a
+    fraction of its JSON, and a change to ``data`` from Python is sent again."""
+    import base64
+    import json
+    import zlib
+
+    import relay_nb as relay
+    from ipywidgets.widgets.widget import _remove_buffers
+
+    x = y = relay.var("x", shape=(4, 8))
+    for i in range(300):
+        w = relay.var(f"h.{i}.fc.weight", shape=(8, 8))
+        y = relay.add(y, relay.tanh(relay.nn.dense(y, w)))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function(relay.analysis.free_vars(y), y)))
+    view = relay.viz.explore(mod)
+    state, _paths, buffers = _remove_buffers(view.get_state())
+    assert "data" not in state and [bytes(b) for b in buffers] == [view.payload]
+    assert json.loads(zlib.decompress(view.payload)) == view.data
+    assert len(view.data["nodes"]) > 1000
+    raw = len(json.dumps(view.data, separators=(",", ":")))
+    saved = len(base64.b64encode(view.payload))  # a notebook stores buffers as base64
+    assert saved * 3 < raw, (saved, raw)
+
+    view.data = {**view.data, "expanded": []}
+    assert json.loads(zlib.decompress(view.payload))["expanded"] == []

@@ -3,8 +3,8 @@
 // visibleView, layoutView, searchModel, reveal, ...), so it is one module with no
 // imports: no bundler, no CDN, works offline.
 //
-// Model traitlets: data (groups, nodes, edges, expanded, text), expanded (open group
-// paths, synced both ways), selected (node id), query (search text), title.
+// Model traitlets: payload (the data: groups, nodes, edges, expanded, text; read by
+// explore_payload.js), expanded (open group paths, synced both ways), selected (node id), query (search text), title.
 // Interaction: click a group to open/close it in place; wheel zooms at the pointer, drag
 // pans, buttons fit / zoom / expand all / collapse to level; the search box lists
 // matches (Enter / n: next, Shift+Enter / N: previous, b: back to before the last jump);
@@ -71,6 +71,7 @@ function render({ model, el: root }) {
   body.append(stage, side);
   root.replaceChildren(title, bar, body);
 
+  let data = {}; // the widget's data, once readPayload has it
   let m = null;
   let open = new Set();
   let cache = new Map();
@@ -196,7 +197,7 @@ function render({ model, el: root }) {
   }
 
   function drawText() {
-    lines = ((model.get("data") || {}).text || "").split("\n");
+    lines = (data.text || "").split("\n");
     virtual = lines.length > VIRTUAL_LINES;
     code.classList.toggle("relay-ex-text-virtual", virtual);
     marks.clear();
@@ -769,7 +770,7 @@ function render({ model, el: root }) {
   });
   buttons.top.addEventListener("click", () => {
     open = new Set();
-    for (const id of (model.get("data") || {}).expanded || []) if (m.groupIndex.has(id)) open.add(m.groupIndex.get(id));
+    for (const id of data.expanded || []) if (m.groupIndex.has(id)) open.add(m.groupIndex.get(id));
     draw(() => fit());
     saveOpen();
   });
@@ -846,8 +847,30 @@ function render({ model, el: root }) {
     markLines(null, "relay-ex-line-hover", false);
   });
 
+  // A compressed payload is read asynchronously: the widget stays inert until it is, and
+  // only the newest of overlapping loads is shown.
+  let loads = 0;
   function load() {
-    const data = model.get("data") || {};
+    const ticket = ++loads;
+    const got = readPayload(model);
+    if (!(got instanceof Promise)) return show(got);
+    root.inert = true;
+    status.textContent = "reading the graph\u2026";
+    status.hidden = false;
+    got.then(
+      (d) => ticket === loads && show(d),
+      (err) => {
+        if (ticket !== loads) return;
+        status.textContent = `cannot read the graph data: ${err}`;
+        root.inert = false;
+      },
+    );
+  }
+
+  function show(d) {
+    data = d;
+    root.inert = false;
+    status.hidden = true;
     m = exploreModel({ groups: data.groups || [], nodes: data.nodes || [], edges: data.edges || [], strings: data.strings || [] });
     for (const n of m.nodes) n.hl = (data.nodes[n.i] || [])[11] === 1;
     computeHot();
@@ -909,6 +932,7 @@ function render({ model, el: root }) {
       runSearch();
     }
   };
+  model.on("change:payload", load);
   model.on("change:data", load);
   model.on("change:expanded", onExpanded);
   model.on("change:selected", onSelected);
@@ -919,6 +943,7 @@ function render({ model, el: root }) {
     resize.disconnect();
     cancelAnimationFrame(repaint);
     clearTimeout(warming);
+    model.off("change:payload", load);
     model.off("change:data", load);
     model.off("change:expanded", onExpanded);
     model.off("change:selected", onSelected);
