@@ -22,9 +22,11 @@ the caller writes the job, sets each helping slot's state to ``4 g`` (queued for
 ``g``), then publishes ``g``; a worker that sees ``g`` joins by moving its state from
 ``4 g`` to ``4 g + 1`` (running) and leaves with ``4 g + 2``.  A thread runs chunk ``k``
 if its exchange of the chunk's claim word with ``g`` returned another value.  Slot ``s``
-first claims chunks ``s, s + slots, ...`` — the same parts of the operands every call,
-so a memory-bound kernel can find its part of a weight still in that core's cache — then
-any chunk still unclaimed.
+first claims its own run of chunks ``[s * per, (s + 1) * per)`` (``per = count // slots``)
+— the same parts of the operands every call, so a memory-bound kernel can find its part of
+a weight still in that core's cache, and neighbouring chunks on one core, so two threads
+share the cache lines at one chunk boundary, not at every one — then any chunk still
+unclaimed.
 When the caller has no chunk left it closes each slot: queued -> left (the worker came
 too late and will not touch the job), or it waits for running -> left.  So no worker
 reads a job after the call returns, and a preempted worker delays nobody: the others
@@ -117,20 +119,24 @@ def _ir() -> str:
         "  %st_a = inttoptr i64 %status to ptr\n  %stp = getelementptr i64, ptr %st_a, i64 %slot\n"
         "  %stv = load i64, ptr %stp, align 8\n"
         "  %rg = inttoptr i64 %ranges to ptr\n  %tr = inttoptr i64 %tramp to ptr\n  %cl = inttoptr i64 %claims to ptr\n"
-        "  br label %own\n"
-        # first the slot's own chunks (slot, slot + slots, ...): the same part of the
-        # operands every call, so a core finds its part of a weight in its own cache
-        "own:\n  %k = phi i64 [ %slot, %entry ], [ %k1, %own_next ]\n  %in = icmp slt i64 %k, %count\n"
+        "  %per = udiv i64 %count, %slots\n  %k0 = mul i64 %slot, %per\n  %kend = add i64 %k0, %per\n"
+        "  %last = sub i64 %count, 1\n  br label %own\n"
+        # first the slot's own run of chunks [slot * per, (slot + 1) * per): the same part
+        # of the operands every call, so a core finds its part of a weight in its own
+        # cache, and neighbouring chunks on one core (two threads writing the two sides
+        # of a chunk boundary share the cache lines there: false sharing)
+        "own:\n  %k = phi i64 [ %k0, %entry ], [ %k1, %own_next ]\n  %in = icmp slt i64 %k, %kend\n"
         "  br i1 %in, label %own_claim, label %steal\n"
         "own_claim:\n" + claim.format(p="c", k="k") + "  br i1 %c_mine, label %own_run, label %own_next\n"
         "own_run:\n" + chunk.format(k="k") + "  br label %own_next\n"
-        "own_next:\n  %k1 = add i64 %k, %slots\n  br label %own\n"
-        # then any chunk nobody took yet (a preempted thread's)
-        "steal:\n  %j = phi i64 [ 0, %own ], [ %j1, %steal_next ]\n  %jin = icmp slt i64 %j, %count\n"
+        "own_next:\n  %k1 = add i64 %k, 1\n  br label %own\n"
+        # then any chunk nobody took yet (a preempted thread's), from the last: the ones
+        # their owner reaches last
+        "steal:\n  %j = phi i64 [ %last, %own ], [ %j1, %steal_next ]\n  %jin = icmp sge i64 %j, 0\n"
         "  br i1 %jin, label %steal_claim, label %exit\n"
         "steal_claim:\n" + claim.format(p="d", k="j") + "  br i1 %d_mine, label %steal_run, label %steal_next\n"
         "steal_run:\n" + chunk.format(k="j") + "  br label %steal_next\n"
-        "steal_next:\n  %j1 = add i64 %j, 1\n  br label %steal\n"
+        "steal_next:\n  %j1 = sub i64 %j, 1\n  br label %steal\n"
         "exit:\n  ret void\n}\n"
     )
     worker = (
@@ -258,7 +264,7 @@ class _Pool:
         triple, layout = target_data_layout()
         self._head = f'target triple = "{triple}"\ntarget datalayout = "{layout}"\n'
         compiled = compile_cached(
-            f"runtime native pool v3 spin{SPIN_CYCLES}", lambda: self._head + _ir(), _SYMBOLS, "relay_nb_runtime_pool"
+            f"runtime native pool v4 spin{SPIN_CYCLES}", lambda: self._head + _ir(), _SYMBOLS, "relay_nb_runtime_pool"
         )
         self.modules = [compiled]  # the engine keeps a module while something refers to it
         word = ctypes.c_int64
