@@ -276,6 +276,7 @@ def test_a_kernel_reading_packed_weights_loads_from_disk_with_their_layout(tmp_p
 
 RULES_WORKER = f"""
 import json
+import sys
 import numpy as np
 import relay_nb as relay
 from relay_nb.backend.llvm import codegen
@@ -283,6 +284,7 @@ rng = np.random.default_rng(5)
 args = [rng.standard_normal(s).astype("float32") for s in ((1, 3, 8, 8), (4, 3, 3, 3), (10, 256))]
 plain = relay.build(relay.parse({PROGRAM!r}))(*args)
 rules_loaded = codegen._LOADED
+generator = [m for m in ("relay_nb.backend.llvm.codegen.lower", "relay_nb.backend.llvm.kernels.driver") if m in sys.modules]
 # a kernel a rewrite rule decomposes (the pad adds a constant), with a constant of its own
 mod = relay.parse('''
 def @main(%w: Tensor[(3, 3, 5, 6), float32], %b: Tensor[(2, 8, 8, 4), float32]) {{
@@ -293,7 +295,7 @@ b = rng.standard_normal((2, 8, 8, 4)).astype("float32")
 lib = relay.build(mod, params={{"b": b}})
 got = lib(w)
 want = relay.create_executor("interpreter", mod=mod).evaluate()(w, b)
-print(json.dumps({{"rules_loaded": rules_loaded, "plain": plain.tobytes().hex(), "out": got.tobytes().hex(),
+print(json.dumps({{"rules_loaded": rules_loaded, "generator": generator, "plain": plain.tobytes().hex(), "out": got.tobytes().hex(),
                   "from_disk": [k.from_disk for k in lib.kernels if k.native],
                   "err": float(np.abs(got - want).max())}}))
 """
@@ -302,9 +304,11 @@ print(json.dumps({{"rules_loaded": rules_loaded, "plain": plain.tobytes().hex(),
 def test_a_warm_build_loads_no_lowering_rules_and_decomposed_kernels_stay_right(tmp_path):
     """Whether a rewrite rule decomposed a kernel is stored with its code: a warm build
     finds its kernels' constants without importing every op's lowering rule (12-19 ms of a
-    warm ResNet-50 build), and a decomposed kernel still gets its constants in lower's order."""
+    warm ResNet-50 build) or the code generator (kernel_abi.py, routines.py: ~25 ms),
+    and a decomposed kernel still gets its constants in lower's order."""
     cold, warm = _cold_then_warm(RULES_WORKER, tmp_path)
     assert cold["rules_loaded"] and not warm["rules_loaded"]
+    assert len(cold["generator"]) == 2 and warm["generator"] == []
     assert warm["from_disk"] and all(warm["from_disk"]) and not any(cold["from_disk"])
     assert warm["plain"] == cold["plain"] and warm["out"] == cold["out"]
     assert cold["err"] == 0.0 and warm["err"] == 0.0

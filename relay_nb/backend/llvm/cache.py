@@ -102,7 +102,7 @@ class _Code:
 
     def bind(self, func: Function) -> Kernel:
         """A kernel running this (native) code with ``func``'s constants."""
-        from .codegen.lower import kernel_constants
+        from .kernel_abi import kernel_constants
 
         k = Kernel(self.name, func, self.ops)
         consts = kernel_constants(func, self.signature.legalized)
@@ -305,7 +305,7 @@ class KernelCache:
 
 def _exact(code: _Code, func: Function) -> Optional[Kernel]:
     """The kernel of ``code`` bound to exactly ``func``'s constants, if any."""
-    from .codegen.lower import kernel_constants
+    from .kernel_abi import kernel_constants
 
     consts = None
     for k in reversed(code.live()):
@@ -348,7 +348,7 @@ class _Abstract(ExprMutator):
 
 
 def _skeleton(func: Function) -> Function:
-    from .codegen.lower import inlined_constants
+    from .kernel_abi import inlined_constants
 
     return _Abstract(inlined_constants(func)).visit(func)
 
@@ -374,7 +374,6 @@ def compile_kernel(func: Function, cache: Optional["KernelCache"] = None) -> Ker
     compiles (through ``cache``) one kernel per distinct argument shape when called.
     """
     from . import disk_cache
-    from .codegen import Unsupported, lower
     from .jit import compile_ir
     from .specialize import SpecializingKernel, can_specialize
 
@@ -403,6 +402,9 @@ def compile_kernel(func: Function, cache: Optional["KernelCache"] = None) -> Ker
             if kernel is not None:
                 kernel.compile_seconds = time.perf_counter() - start
                 return kernel
+    from .codegen.lower import lower  # the generator and the rules: only to compile
+    from .codegen.types import Unsupported
+
     try:
         lowered = lower(func, symbol)
     except Unsupported as exc:
@@ -499,9 +501,9 @@ def _PACKINGS() -> dict:
 def _load_kernel(func: Function, name: str, ops: list[str], key: str, symbol: str, level: int) -> Optional[Kernel]:
     """The kernel of ``func`` from the disk cache, or None (no entry, or one that does not fit)."""
     from . import disk_cache
-    from .codegen.lower import Lowered, kernel_constants, lower
     from .jit import load_object
-    from .kernels.runtime import require
+    from .kernel_abi import Lowered, kernel_constants
+    from .routines import require
 
     entry = disk_cache.load(key)
     if entry is None:
@@ -530,12 +532,18 @@ def _load_kernel(func: Function, name: str, ops: list[str], key: str, symbol: st
         for e in externals:
             if e.startswith("relay_nb_"):
                 require(e)  # a runtime routine (kernels/runtime.py) the code calls
-        compiled = load_object(obj, [symbol], _module_name(symbol), externals, lambda: lower(func, symbol).ir, level)
+        compiled = load_object(obj, [symbol], _module_name(symbol), externals, lambda: _lower(func, symbol).ir, level)
     except Exception:  # a malformed entry, or code calling a routine we cannot provide
         return None  # compile instead (lowering reports any real problem properly)
     kernel = Kernel(name, func, ops)
     kernel.attach(lowered, compiled)
     return kernel
+
+
+def _lower(func: Function, symbol: str):
+    from .codegen.lower import lower  # the generator and the rules: only when IR is asked for
+
+    return lower(func, symbol)
 
 
 _DEFAULT = KernelCache()

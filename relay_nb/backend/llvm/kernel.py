@@ -31,7 +31,7 @@ from ...ir.expr import Function
 from ...ir.ty import TensorType, TupleType
 from ...util import MEMORY_LIMIT, gib, memory_limit, too_big
 from .address import address as _address
-from .codegen.context import ALIGN as ALIGN_BYTES
+from .kernel_abi import ALIGN as ALIGN_BYTES
 from .memory import empty as result_array
 from .pool import SplitCall, chunk_count, current_threads, split
 

@@ -34,7 +34,7 @@ import numpy as np
 from ...errors import EvalError
 from ...ir.expr import Call, Constant, Expr, Function, Let, Tuple, TupleGetItem, Var
 from ...ir.ty import TensorType, TupleType
-from .codegen.context import ALIGN
+from .kernel_abi import ALIGN
 from .kernel import _LIMIT, Kernel, _address, _gib, _np_name, aligned_empty, contiguous
 from .memory import empty as result_array
 from .plan_runner import NativeSteps

@@ -1,8 +1,10 @@
 """Lowering of primitive functions to LLVM IR (pure: no engine, no cache).
 
-``lower(func, symbol)`` turns one typed ``Primitive=1`` function into an
-``llvmlite.ir.Module`` (see :mod:`.lower`); the op rules it uses form the registry's
-``llvm`` column (see :mod:`.rules`), filled by one module per op family.
+``lower(func, symbol)`` (:mod:`.lower`) turns one typed ``Primitive=1`` function into an
+``llvmlite.ir.Module``; the op rules it uses form the registry's ``llvm`` column (see
+:mod:`.rules`), filled by one module per op family.  The package itself imports nothing
+else: a warm build (every kernel from the disk cache) imports neither the generator nor
+the rules.
 """
 
 from __future__ import annotations
@@ -31,7 +33,4 @@ def load_rules() -> None:
     from . import nn_special, nn_train, qnn  # noqa: F401  (fusable qnn, training and special nn ops of issue 12)
 
 
-from .lower import Lowered, lower  # noqa: E402
-from .types import Unsupported  # noqa: E402
-
-__all__ = ["Lowered", "Unsupported", "load_rules", "lower"]
+__all__ = ["load_rules"]

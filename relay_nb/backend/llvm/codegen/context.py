@@ -23,7 +23,7 @@ from ....ir.ty import TensorType, TupleType
 from .index import Index, broadcast
 from .types import I64, PTR, DType, Unsupported, const, dtype, i64, load, store
 
-ALIGN = 64  # workspace buffers start on cache lines
+from ..kernel_abi import ALIGN  # noqa: E402,F401  (workspace buffers start on cache lines)
 
 FLAT_UNIT = 1024
 """Elements per unit of a split flat loop: a multiple of every vector width times the

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 
-from ....ir.expr import Constant
 from ....op.impl._util import convert as np_convert
 from . import math as m
+from ..kernel_abi import small_exponent
 from .context import attrs_of
 from .rules import rule
 from .scalar import (
@@ -68,7 +68,7 @@ def _arith(name: str):
         if name == "power":
             if not f:
                 return int_power(kb, a, c, dt)
-            n = _small_exponent(call.args[1]) if dt.is_float else None
+            n = small_exponent(call.args[1]) if dt.is_float else None
             return _times_self(kb, a, n) if n is not None else kb.call(f"llvm.pow.{_fs(dt)}", dt.ir, a, c)
         if name == "maximum":
             return tvm_max(kb, a, c, dt)
@@ -77,30 +77,6 @@ def _arith(name: str):
         raise Unsupported(f"no LLVM lowering for {name}", name)
 
     return fn
-
-
-SMALL_EXPONENTS = (1, 2, 3, 4)
-"""Constant float exponents that ``power`` computes by multiplying: ``llvm.pow`` is a libm
-call per element that the vectorizer cannot widen (a LayerNorm's ``power(d, 2f)`` and
-GPT-2's ``power(x, 3f)`` ran at ~40 ns per element), a product of 1-3 multiplies is exact
-or within an ulp of ``powf`` and keeps its NaN, infinity and overflow cases."""
-
-
-def _small_exponent(e) -> int | None:
-    """The exponent as an int of :data:`SMALL_EXPONENTS` if ``e`` is a scalar constant
-    (compiled in by value: see :func:`value_constants`)."""
-    if type(e) is not Constant or e.data.ndim != 0 or not dtype(e._checked_type.dtype).is_float:
-        return None
-    v = float(e.data)
-    return int(v) if v in SMALL_EXPONENTS else None
-
-
-def value_constants(call) -> list:
-    """The constants of ``call`` whose value its code depends on (not kernel arguments):
-    a small integer exponent of a float ``power``."""
-    if call.op.name == "power" and _small_exponent(call.args[1]) is not None:
-        return [call.args[1]]
-    return []
 
 
 def _times_self(kb, a: ir.Value, n: int) -> ir.Value:

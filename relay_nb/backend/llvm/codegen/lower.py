@@ -28,155 +28,21 @@ The kernel computes:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
 from llvmlite import ir
 
-from ....ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
-from ....ir.functor import ExprMutator
+from ....ir.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
 from ....ir.ty import TensorType, TupleType
 from ....op.registry import OpPattern, get_column
+from ..kernel_abi import ALIGN, Lowered, constant_data, inlined_constants, kernel_constants, legalize
+from ..kernel_abi import post_order as _post_order
 from . import math as vmath
-from .context import ALIGN, FLAT_UNIT, Buffer, KernelBuilder, leaves, tensor_type
-from .elementwise import value_constants
+from .context import FLAT_UNIT, Buffer, KernelBuilder, leaves, tensor_type
 from .index import Index
 from .rules import llvm_rules
 from .types import I64, PTR, VOID, Unsupported, dtype, i64
-
-
-@dataclass
-class Lowered:
-    """A lowered kernel: the module and how to call its function."""
-
-    module: ir.Module
-    symbol: str
-    inputs: list[tuple[str, TensorType]]
-    constants: list[np.ndarray]
-    outputs: list[TensorType]
-    workspace_bytes: int
-    uses_status: bool
-    ops: list[str] = field(default_factory=list)
-    errors: dict[int, str] = field(default_factory=dict)
-    peeled: list[bool] = field(default_factory=list)  # per output: its loop peels to alignment (PEEL_BYTES)
-    parallel: int = 0  # units of the loop split across threads (0: not splittable)
-    unit_ns: float = 0.0  # estimated single-core time of one unit
-    chunk_ns: float = 0.0  # estimated work each chunk of a split call repeats
-    packings: dict = field(default_factory=dict)  # constant index -> how the kernel reads it packed
-    # whether a ``rewrite`` rule decomposed an op first (None: not known): a kernel bound to
-    # another function of its skeleton then finds that function's constants without loading
-    # the rules (see kernel_constants), which a warm build otherwise imports only for this
-    legalized: Optional[bool] = None
-
-    @property
-    def ir(self) -> str:
-        return str(self.module)
-
-
-def _post_order(body: Expr) -> list[Expr]:
-    out: list[Expr] = []
-    seen: set = set()
-    stack: list[tuple[Expr, bool]] = [(body, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            out.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        t = type(node)
-        if t is Call:
-            if type(node.op) is not Op:
-                raise Unsupported("a call of a function inside a primitive function")
-            children = node.args
-        elif t is Tuple:
-            children = node.fields
-        elif t is TupleGetItem:
-            children = (node.tuple_value,)
-        elif t in (Var, Constant):
-            children = ()
-        else:
-            raise Unsupported(f"a {t.__name__} inside a primitive function")
-        for c in reversed(children):
-            if c not in seen:
-                stack.append((c, False))
-    return out
-
-
-def kernel_constants(func: Function, legalized: Optional[bool] = None) -> list[np.ndarray]:
-    """The constant arguments of ``func``'s kernel, in the order :func:`lower` passes them:
-    a kernel compiled for one function runs any function of the same skeleton (equal but
-    for constant values) when given that function's constants.  ``legalized``: the kernel's
-    :attr:`Lowered.legalized` (None: look the op rules up)."""
-    nodes = _post_order(func.body)
-    if legalized is None:
-        legalized = bool(_rewrite_rules(nodes))
-    if legalized:  # the decompositions' constants too, in lower's order
-        nodes = _post_order(legalize(func).body)
-    inlined = _inlined(nodes)
-    return [_constant_data(n) for n in nodes if type(n) is Constant and n not in inlined]
-
-
-def inlined_constants(func: Function) -> set:
-    """The constants of ``func`` compiled into its code by value rather than passed in:
-    the kernel cache keeps them in the skeleton, so they key the compiled code."""
-    return _inlined(_post_order(func.body))
-
-
-def _inlined(nodes: list) -> set:
-    return {c for n in nodes if type(n) is Call and type(n.op) is Op for c in value_constants(n)}
-
-
-class _Legalize(ExprMutator):
-    def __init__(self, rules: dict):
-        super().__init__()
-        self.rules = rules
-
-    def visit_call(self, call: Call) -> Expr:
-        new = super().visit_call(call)
-        r = self.rules.get(call.op.name) if type(call.op) is Op else None
-        return new if r is None else r.fn(new)
-
-
-def _rewrite_rules(nodes: list) -> dict:
-    """The ``rewrite`` rules of the ops called in ``nodes`` (empty: nothing to legalize)."""
-    rules = llvm_rules()
-    out = {}
-    for n in nodes:
-        if type(n) is Call and type(n.op) is Op:
-            r = rules.get(n.op.name)
-            if r is not None and r.kind == "rewrite":
-                out[n.op.name] = r
-    return out
-
-
-def legalize(func: Function) -> Function:
-    """``func`` with each call of a ``rewrite``-rule op replaced by its decomposition, typed
-    (``func`` itself when it has none).  Deterministic, so the kernel's constants (which a
-    decomposition may add) come out the same for every function of one skeleton."""
-    rules = _rewrite_rules(_post_order(func.body))
-    if not rules:
-        return func
-    body = _Legalize(rules).visit(func.body)
-    out = Function(func.params, body, None, func.type_params, func.attrs)
-    from ....errors import RelayError
-    from ....typing.infer import infer_type
-
-    try:
-        infer_type(out)
-    except RelayError as exc:  # a decomposition that does not fit this call
-        raise Unsupported(f"its decomposition does not type-check: {exc.message}") from None
-    return out
-
-
-def _constant_data(c: Constant) -> np.ndarray:
-    """``c``'s data in its inferred dtype (an unsuffixed literal takes its context's)."""
-    from ....op.impl._util import convert
-
-    return convert(c.data, tensor_type(c._checked_type, "a constant").dtype)
 
 
 def _result_leaves(body: Expr) -> list[tuple[Expr, Optional[int]]]:
@@ -281,7 +147,7 @@ def lower(func: Function, symbol: str) -> Lowered:
     _emit(kb, body, nodes, rules, out_leaves, out_bufs)
     kb.builder.ret_void()
     return Lowered(
-        module, symbol, in_types, [_constant_data(c) for c in constants], out_types, kb.workspace_bytes, kb.uses_status,
+        module, symbol, in_types, [constant_data(c) for c in constants], out_types, kb.workspace_bytes, kb.uses_status,
         ops, dict(kb.errors), [i in kb.peeled for i in range(len(out_types))], kb.parallel, kb.unit_ns,
         kb.chunk_ns, dict(kb.packings), legalized,
     )

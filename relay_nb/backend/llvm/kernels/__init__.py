@@ -19,17 +19,26 @@ what it declines (returns False for) runs as the generator's plain loop instead.
 
 from __future__ import annotations
 
-from ..anchor import AnchorCall
-from ..codegen.types import Unsupported, dtype
-from .conv2d import emit_conv2d
-from .driver import emit_gemm
-from .matmul import matmul_gemm
+from typing import Any
+
+# The generators are imported on first use, not with the package: a
+# warm build reads kernels/prepack.py's layouts and compiles nothing.
 
 MATMUL_OPS = ("nn.dense", "nn.matmul", "nn.batch_matmul")
 
 
-def _lowerable(call: AnchorCall) -> bool:
+def __getattr__(name: str) -> Any:
+    if name == "AnchorCall":
+        from ..anchor import AnchorCall
+
+        return AnchorCall
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _lowerable(call: "AnchorCall") -> bool:
     """Every dtype involved is an int or float we lower (not bool, not float16)."""
+    from ..codegen.types import Unsupported, dtype
+
     try:
         dts = [dtype(t.dtype) for t in call.input_types] + [dtype(call.output_type.dtype)]
     except Unsupported:
@@ -37,7 +46,7 @@ def _lowerable(call: AnchorCall) -> bool:
     return all(dt.is_int or dt.is_float for dt in dts)
 
 
-def emit_anchor(call: AnchorCall) -> bool:
+def emit_anchor(call: "AnchorCall") -> bool:
     """Emit the anchor op ``call`` at ``call.builder``; False (nothing emitted) if declined.
 
     The emitted code reads ``call.inputs``, writes ``call.output`` (contiguous, row-major)
@@ -51,6 +60,10 @@ def emit_anchor(call: AnchorCall) -> bool:
     ...                        (x_ptr, w_ptr), out_ptr))  # doctest: +SKIP
     True
     """
+    from .conv2d import emit_conv2d
+    from .driver import emit_gemm
+    from .matmul import matmul_gemm
+
     if not _lowerable(call):
         return False
     if call.op_name in MATMUL_OPS:

@@ -14,41 +14,20 @@ copying the kernel's loop nest, fused epilogue included, once per side.
 
 from __future__ import annotations
 
-import threading
 from typing import Callable, Optional
 
 from llvmlite import ir
 
 from ..codegen.types import _DTYPES, DType
-from ..disk_cache import compile_cached
 from ..jit import target_data_layout
+from ..routines import ENTRY_POINTS, ensure
+from ..routines import symbol as _symbol
 from ._loops import I1, I64, PTR
 from .conv_pack import build_conv_block_ref, build_im2col, build_pad
 from .gemm import build_block_ref, build_macro, build_pack_a, build_pack_b, tile_for
 from .small import build_axpy, build_dot
 
-_lock = threading.Lock()
-_compiled: set[str] = set()
-
 P, N, B = PTR, I64, I1
-_GEOMETRY = ["H", "W", "KH", "KW", "OW", "sh", "sw", "dh", "dw", "pt", "pl"]
-
-# entry point -> argument names after ``ok`` (pointers are named in _POINTERS, flags in _FLAGS)
-ENTRY_POINTS: dict[str, list[str]] = {
-    "pack_b": ["dst", "src", "kc", "nc", "rs", "cs"],
-    "im2col": ["dst", "xp", "k0", "kc", "j0", "nc", "KH", "KW", "OW", "plane", "Wp", "sh", "sw", "dh", "dw"],
-    "pad": ["dst", "src", "C", "H", "W", "Hp", "Wp", "pt", "pl", "r0", "r1"],
-    "gemm_block": ["pa", "pb", "a", "ars", "acs", "bsrc", "brs", "bcs", "c", "ldc", "mc", "nc", "kc", "first"],
-    "tiled_block": ["pa", "pb", "a", "ars", "acs", "c", "ldc", "mc", "nc", "kc", "first"],
-    # the macro-kernel on an A packed beforehand (a constant: see .prepack); needs no fallback,
-    # its caller has its scratch memory
-    "macro": ["pa", "pb", "c", "mc", "nc", "kc", "ldc", "first"],
-    "block_ref": ["a", "ars", "acs", "b", "brs", "bcs", "c", "ldc", "mc", "nc", "kc", "first"],
-    "conv_block_ref": ["x", "w", "w_rs", "c", "ldc", "mc", "j0", "nc", "k0", "kc", "first"] + _GEOMETRY,
-    "dot": ["a", "ars", "bsrc", "bcs", "c", "ldc", "m", "n", "k"],
-    "axpy": ["a", "ars", "acs", "bsrc", "brs", "c", "ldc", "m", "n", "k"],
-    "conv_block": ["pa", "pb", "w", "w_rs", "x", "c", "ldc", "mc", "j0", "nc", "k0", "kc", "first"] + _GEOMETRY,
-}
 _POINTERS = {"dst", "src", "xp", "pa", "pb", "a", "b", "bsrc", "c", "w", "x"}
 _FLAGS = {"first"}
 
@@ -58,7 +37,7 @@ def _types(names: list[str]) -> list[ir.Type]:
 
 
 def symbol(entry: str, dt: DType) -> str:
-    return f"relay_nb_{entry}_{dt.name}"
+    return _symbol(entry, dt.name)
 
 
 def _export(
@@ -150,54 +129,23 @@ _BODIES["conv_block"] = (
     _calls("tiled_block", {"a": "w", "ars": "w_rs"}, {"acs": 1}),
     _calls("conv_block_ref"),
 )
-# entry points an entry point calls (compiled before it)
-_NEEDS = {"gemm_block": ["tiled_block", "block_ref"], "conv_block": ["tiled_block", "conv_block_ref"]}
-# plain-loop fallbacks run only without scratch memory: cheap to compile beats fast
-_SPEED = {"block_ref": 1, "conv_block_ref": 1}
 
 
-def _compile(entry: str, dt: DType) -> None:
-    """Build and compile entry point ``entry`` of ``dt`` (and what it calls) in a module of
-    its own, so a process pays only for the routines its kernels use; the caller holds
-    the lock.  The machine code comes from the disk cache when it has it."""
-    for need in _NEEDS.get(entry, []):
-        if symbol(need, dt) not in _compiled:
-            _compile(need, dt)
-    name = f"relay_nb_runtime_{entry}_{dt.name}"
-    level = _SPEED.get(entry, 3)
-
-    def build() -> str:
-        module = ir.Module(name)
-        module.triple, module.data_layout = target_data_layout()
-        on_ok, on_fail = _BODIES[entry]
-        _export(module, entry, dt, on_ok(module, dt), on_fail(module, dt) if on_fail else None)
-        return str(module)
-
-    compile_cached(f"runtime {entry} {dt.name} O{level}", build, [symbol(entry, dt)], name, level)
-    _compiled.add(symbol(entry, dt))
-
-
-def require(name: str) -> None:
-    """Put runtime routine ``name`` (a symbol such as ``relay_nb_conv_block_float32``) into
-    the engine if it is not there: a kernel loaded from the disk cache calls it without
-    having been lowered in this process.  A KeyError for a name that is no routine."""
-    for entry in ENTRY_POINTS:
-        prefix = f"relay_nb_{entry}_"
-        if name.startswith(prefix) and name[len(prefix) :] in _DTYPES:
-            dt = _DTYPES[name[len(prefix) :]]
-            with _lock:
-                if name not in _compiled:
-                    _compile(entry, dt)
-            return
-    raise KeyError(f"no runtime routine {name}")
+def entry_ir(entry: str, dtype: str, name: str) -> str:
+    """The IR of module ``name``: entry point ``entry`` of ``dtype`` (built when
+    :func:`..routines.ensure` finds no machine code for it in the disk cache)."""
+    dt = _DTYPES[dtype]
+    module = ir.Module(name)
+    module.triple, module.data_layout = target_data_layout()
+    on_ok, on_fail = _BODIES[entry]
+    _export(module, entry, dt, on_ok(module, dt), on_fail(module, dt) if on_fail else None)
+    return str(module)
 
 
 def call(b: ir.IRBuilder, entry: str, dt: DType, ok: ir.Value, args: list) -> None:
     """Call runtime ``entry`` of ``dt`` from the kernel at ``b`` (compiling the runtime the
     first time it is needed); ``args`` (after ``ok``) are LLVM values or Python ints."""
-    with _lock:
-        if symbol(entry, dt) not in _compiled:
-            _compile(entry, dt)
+    ensure(entry, dt.name)
     types = _types(ENTRY_POINTS[entry])
     name = symbol(entry, dt)
     fn = b.module.globals.get(name)
