@@ -354,6 +354,54 @@ def test_expand_all_from_the_background_layout_is_the_computed_one(browser):
             page.close()
 
 
+def test_a_slow_expand_all_draws_a_provisional_layout_first(browser):
+    """"Expand all" whose layout takes more than a slice (the CPU slowed 20x here; a
+    fully open RNN-T before its background layout: about 1 s) draws every item at once in
+    a provisional layout, the real layout after it, and ends as a page that waited."""
+    from relay_nb.viz.explore import explore_data
+
+    data = explore_data(relay.viz.hierarchy(_branchy_model(40)))
+    n = str(len(data["nodes"]))
+    pages = []
+    try:
+        from relay_nb.notebook._assets import read_asset
+        from relay_nb.notebook.explorer import explorer_esm
+
+        page = _page(browser, read_asset("graph_explorer.css"))
+        pages.append(page)
+        page.add_script_tag(content=_MODEL)
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": 20})
+        # rendered and clicked in one task: before the background layout starts
+        page.evaluate(
+            f"""async (args) => {{
+                 await ({_RENDER})(args);
+                 const root = document.getElementById("root");
+                 window.__seen = [];
+                 new MutationObserver(() => window.__seen.push([root.dataset.provisional || "", root.dataset.shown, root.dataset.items]))
+                   .observe(root, {{attributes: true}});
+                 document.querySelector(".relay-ex-all").dispatchEvent(new MouseEvent("click", {{bubbles: true}}));
+               }}""",
+            [explorer_esm(), data],
+        )
+        page.wait_for_function(f"() => document.getElementById('root').dataset.items === '{n}'")
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+        seen = page.evaluate("() => window.__seen")
+        first_all = next(i for i, (_, shown, _) in enumerate(seen) if shown == n)
+        assert seen[first_all][0] == "1" and seen[first_all][2] != n, seen
+        assert page.evaluate("() => document.getElementById('root').dataset.provisional") is None
+        drawn = page.evaluate("() => [...document.querySelectorAll('.relay-ex-viewport [data-key]')].map((e) => e.dataset.key + ' ' + (e.getAttribute('transform') || ''))")
+        # the same drawing as "expand all" once the background layout is done
+        warm = _render_explorer(browser, pages, data)
+        warm.wait_for_function("() => document.getElementById('root').dataset.warmed === '1'")
+        warm.locator(".relay-ex-all").click()
+        warm.wait_for_function(f"() => document.getElementById('root').dataset.items === '{n}'")
+        assert warm.evaluate("() => [...document.querySelectorAll('.relay-ex-viewport [data-key]')].map((e) => e.dataset.key + ' ' + (e.getAttribute('transform') || ''))") == drawn
+    finally:
+        for p in pages:
+            p.close()
+
+
 def test_closing_a_group_deep_in_an_open_model_draws_its_fresh_layout(browser):
     """Closing one layer of a fully open tall model (by its box's label, as a user does)
     draws what a page opened on that same open state draws: the same items at the same
@@ -430,6 +478,24 @@ def _render_explorer(browser, pages: list, data: dict):
     page.add_script_tag(content=_MODEL)
     page.evaluate(_RENDER, [explorer_esm(), data])
     return page
+
+
+def _branchy_model(layers: int):
+    """``layers`` layers named ``h.<i>`` of 2-9 parallel branches of different lengths
+    joined by adds: a model of many differently shaped groups, each laid out by dagre."""
+    ops = (relay.nn.relu, relay.tanh, relay.sigmoid)
+    y = relay.var("x", shape=(4, 8))
+    for i in range(layers):
+        w = relay.var(f"h.{i}.fc.weight", shape=(8, 8))
+        a = relay.nn.dense(y, w)
+        out = a
+        for j in range(2 + i % 8):
+            b = a
+            for k in range(1 + (i + j) % 3):
+                b = ops[(i + j + k) % 3](b)
+            out = relay.add(out, b)
+        y = out
+    return relay.transform.InferType()(relay.IRModule.from_expr(relay.Function(relay.analysis.free_vars(y), y)))
 
 
 def _tall_model(layers: int):

@@ -545,3 +545,58 @@ def test_search_finds_a_weight_by_its_importer_name_the_printer_respelled():
     assert h.nodes[hit.id].label.startswith("%v3_2_conv2_weight")
     assert hit.text == 'name_hint="3.2.conv2.weight"'
     assert not [m for m in h.search("data") if m.field == "attrs"]  # printed as written: nothing added
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no Node.js")
+def test_front_end_provisional_layout_runs_no_dagre_and_leaves_the_cache(tmp_path):
+    """The provisional layout a slow "expand all" shows first (a fully open RNN-T: 37 dagre
+    runs, about 1 s) places every item without dagre, keeps each group's children apart
+    and edges pointing down, and the real layout that replaces it is the one computed
+    without it (the provisional groups are not cached)."""
+    from relay_nb.viz.explore import explore_data
+
+    (tmp_path / "data.json").write_text(json.dumps(explore_data(relay.viz.hierarchy(_residual_stack(3)))))
+    layout_js = (ROOT / "widgets" / "explore_layout.js").read_text()
+    layout_js = layout_js.replace("dagre.layout(g);", "dagre.layout(g); globalThis.calls += 1;")
+    lib = (ROOT / "widgets" / "vendor" / "dagre.min.js").read_text() + "\n" + layout_js
+    (tmp_path / "lib.mjs").write_text(lib + "\nexport { exploreModel, visibleView, layoutView, layoutSteps };\n")
+    (tmp_path / "run.mjs").write_text(
+        """
+import fs from "fs";
+import { exploreModel, visibleView, layoutView, layoutSteps } from "./lib.mjs";
+const m = exploreModel(JSON.parse(fs.readFileSync(process.argv[2], "utf8")));
+const v = visibleView(m, new Set(m.groups.map((g) => g.i)));
+const cache = new Map();
+globalThis.calls = 0;
+const steps = layoutSteps(m, v, cache, true);
+let step = steps.next();
+while (!step.done) step = steps.next();
+const quick = step.value;
+const quickCalls = globalThis.calls;
+const cached = cache.size;
+const rect = (k) => (typeof k === "number" ? quick.boxes.get(k) : quick.pos.get(k));
+const overlaps = [];
+for (const [c, kids] of v.tree.children) {
+  for (let i = 0; i < kids.length; i++) for (let j = i + 1; j < kids.length; j++) {
+    const [a, b] = [rect(kids[i]), rect(kids[j])];
+    if (a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h) overlaps.push([kids[i], kids[j]]);
+  }
+}
+const upward = [];
+for (const edges of v.tree.lifted.values()) for (const [a, b] of edges) if (rect(b).y <= rect(a).y) upward.push([a, b]);
+const real = layoutView(m, v, cache);
+const fresh = layoutView(m, visibleView(m, new Set(m.groups.map((g) => g.i))));
+const same = [...fresh.pos].every(([k, p]) => JSON.stringify(real.pos.get(k)) === JSON.stringify(p));
+console.log(JSON.stringify({ quickCalls, realCalls: globalThis.calls - quickCalls, cached, provisional: quick.provisional,
+  placed: [...v.items.keys()].every((k) => quick.pos.has(k)), items: v.items.size, overlaps, upward, same,
+  realProvisional: real.provisional }));
+"""
+    )
+    out = subprocess.run(["node", str(tmp_path / "run.mjs"), str(tmp_path / "data.json")],
+                         capture_output=True, text=True, timeout=300, check=True)  # fmt: skip
+    r = json.loads(out.stdout)
+    assert r["quickCalls"] == 0 and r["realCalls"] > 0  # the real layout needs dagre here
+    assert r["provisional"] is True and r["realProvisional"] is False
+    assert r["cached"] == 0 and r["placed"] and r["items"] > 20
+    assert r["overlaps"] == [] and r["upward"] == []
+    assert r["same"]

@@ -161,10 +161,11 @@ function layoutView(m, view, cache = new Map()) {
   }
 }
 
-// layoutView as a generator that yields [done, total] open groups after each dagre run
-// (the only slow part, up to tens of ms for a transformer's attention block): the widget
-// lays out a big model in slices between events with it, so the page keeps responding.
-function* layoutSteps(m, view, cache) {
+// Each open group's children and the edges lifted to it, and the groups deepest first:
+// kept on the view, since a provisional layout and the real one of the same view
+// (see layoutSteps) need the same (lifting a fully open RNN-T's edges: 25-40 ms).
+function viewTree(m, view) {
+  if (view.tree) return view.tree;
   const children = new Map([[-1, []]]);
   for (const c of view.clusters.keys()) children.set(c, []);
   for (const [key, info] of view.items) children.get(info.parent).push(key);
@@ -198,19 +199,38 @@ function* layoutSteps(m, view, cache) {
   }
   const order = [...view.clusters.keys()].sort((x, y) => m.groups[y].depth - m.groups[x].depth);
   order.push(-1);
+  view.tree = { children, lifted, order };
+  return view.tree;
+}
+
+// layoutView as a generator that yields [done, total] open groups after each dagre run
+// (the only slow part, up to tens of ms for a transformer's attention block): the widget
+// lays out a big model in slices between events with it, so the page keeps responding.
+function* layoutSteps(m, view, cache, quick = false) {
+  // `quick`: a provisional layout at once, no dagre (layeredLayout instead), for a view
+  // whose dagre runs take long (a fully open RNN-T: 37 groups of 20-40 ms); it reads the
+  // cache but leaves it to the real layout.
+  const local = quick ? new Map() : cache;
+  const cached = (k) => local.get(k) || (quick ? cache.get(k) : undefined);
+  const { children, lifted, order } = viewTree(m, view);
   yield [0, order.length]; // lifting a big view's edges is a slice of its own
   const sizes = new Map(); // cluster -> {w, h}
   const sig = new Map(); // cluster -> its id and its open subgroups', nested
   const layouts = new Map(); // cluster -> layout in this view
-  if (cache.size > 20000) cache.clear();
+  if (cache.size > 20000 && !quick) cache.clear();
   for (const c of order) {
     const inner = children.get(c).filter((k) => typeof k === "number").map((k) => sig.get(k));
     sig.set(c, inner.length ? `${c}(${inner.sort().join(",")})` : String(c));
-    let lay = cache.get(sig.get(c));
+    let lay = cached(sig.get(c));
     if (!lay) lay = rowsLayout(children.get(c), lifted.get(c) || [], sizes, m, view);
     if (!lay) lay = chainLayout(children.get(c), lifted.get(c) || [], sizes, m, view);
     const shape = lay ? null : shapeKey(children.get(c), lifted.get(c) || [], sizes, m, view);
-    if (!lay && cache.has(shape)) lay = translated(cache.get(shape), children.get(c));
+    if (!lay && cached(shape)) lay = translated(cached(shape), children.get(c));
+    if (!lay && quick) {
+      // kept by shape for this layout only: a fully open RNN-T has 37 shapes in 500 groups
+      lay = layeredLayout(children.get(c), lifted.get(c) || [], sizes, m, view);
+      local.set(shape, { rels: children.get(c).map((k) => lay.rel.get(k)), w: lay.w, h: lay.h });
+    }
     if (!lay) {
       const g = new dagre.graphlib.Graph({ multigraph: false });
       g.setGraph({ rankdir: "TB", ranker: "network-simplex", nodesep: GAP, ranksep: RANK_GAP, marginx: 0, marginy: 0 });
@@ -240,8 +260,9 @@ function* layoutSteps(m, view, cache) {
       cache.set(shape, { rels: children.get(c).map((k) => rel.get(k)), w, h });
       yield [layouts.size + 1, order.length]; // progress: groups laid out, of all open
     }
-    cache.set(sig.get(c), lay);
+    local.set(sig.get(c), lay);
     layouts.set(c, lay);
+    if (quick && layouts.size % 64 === 0) yield [layouts.size, order.length]; // a slice's worth
     sizes.set(c, c < 0 ? { w: lay.w, h: lay.h } : { w: Math.max(lay.w + 2 * PAD, m.groups[c].label.length * CHAR_W + 30), h: lay.h + HEADER + PAD });
   }
   const pos = new Map();
@@ -261,7 +282,7 @@ function* layoutSteps(m, view, cache) {
   };
   place(-1, 0, 0);
   const top = sizes.get(-1);
-  return { pos, boxes, width: top.w, height: top.h };
+  return { pos, boxes, width: top.w, height: top.h, provisional: quick };
 }
 
 // The key of a group's layout problem: its children's box sizes in order and its edges
@@ -314,6 +335,55 @@ function rowsLayout(kids, edges, sizes, m, view) {
       rel.set(k, { x, y: y + (rh - b.h) / 2, w: b.w, h: b.h });
       x += b.w + GAP;
     });
+    y += rh + RANK_GAP;
+  });
+  return { rel, w, h: Math.max(y - RANK_GAP, 0) };
+}
+
+// A provisional layout of any group in linear time: ranks by longest path (a cycle's
+// back edge ignored), each rank a centred row ordered by the mean position of its
+// predecessors in the rank above.  Shown while dagre runs; dagre's picture replaces it.
+function layeredLayout(kids, edges, sizes, m, view) {
+  const preds = new Map(kids.map((k) => [k, []]));
+  for (const [a, b] of edges) if (preds.has(a) && preds.has(b)) preds.get(b).push(a);
+  const rank = new Map();
+  const visiting = new Set();
+  const rankOf = (k) => {
+    if (rank.has(k)) return rank.get(k);
+    if (visiting.has(k)) return -1;
+    visiting.add(k);
+    let r = 0;
+    for (const p of preds.get(k)) r = Math.max(r, rankOf(p) + 1);
+    rank.set(k, r);
+    return r;
+  };
+  const rows = [];
+  for (const k of kids) {
+    const r = rankOf(k);
+    (rows[r] || (rows[r] = [])).push(k);
+  }
+  const sizeOf = (k) => (typeof k === "number" ? sizes.get(k) : itemBox(m, view.items.get(k)));
+  const slot = new Map(); // kid -> its place in its row
+  const packed = rows.filter((r) => r).map((row) => {
+    const mean = (k) => {
+      const ps = preds.get(k).filter((p) => slot.has(p));
+      return ps.length ? ps.reduce((s, p) => s + slot.get(p), 0) / ps.length : Infinity;
+    };
+    const keyed = row.map((k, i) => [mean(k), i, k]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    keyed.forEach(([, , k], i) => slot.set(k, i - (keyed.length - 1) / 2));
+    return keyed.map(([, , k]) => [k, sizeOf(k)]);
+  });
+  const widths = packed.map((r) => r.reduce((s, [, b]) => s + b.w, 0) + GAP * (r.length - 1));
+  const w = Math.max(...widths, 0);
+  const rel = new Map();
+  let y = 0;
+  packed.forEach((row, i) => {
+    let x = (w - widths[i]) / 2;
+    const rh = Math.max(...row.map(([, b]) => b.h));
+    for (const [k, b] of row) {
+      rel.set(k, { x, y: y + (rh - b.h) / 2, w: b.w, h: b.h });
+      x += b.w + GAP;
+    }
     y += rh + RANK_GAP;
   });
   return { rel, w, h: Math.max(y - RANK_GAP, 0) };
