@@ -312,3 +312,15 @@ def test_a_warm_build_loads_no_lowering_rules_and_decomposed_kernels_stay_right(
     assert warm["from_disk"] and all(warm["from_disk"]) and not any(cold["from_disk"])
     assert warm["plain"] == cold["plain"] and warm["out"] == cold["out"]
     assert cold["err"] == 0.0 and warm["err"] == 0.0
+
+
+def test_the_routine_registry_names_every_dtype_the_routines_are_built_for():
+    """routines.py lists the dtype names without importing codegen.types (a warm build
+    does not load the generator): the list must stay the generator's."""
+    from relay_nb.backend.llvm import routines
+    from relay_nb.backend.llvm.codegen.types import _DTYPES
+
+    assert sorted(routines.DTYPES) == sorted(_DTYPES)
+    routines.require("relay_nb_pack_b_float32")  # a real routine loads (or compiles)
+    with pytest.raises(KeyError):
+        routines.require("relay_nb_pack_b_float16")

@@ -340,12 +340,18 @@ function rowsLayout(kids, edges, sizes, m, view) {
   return { rel, w, h: Math.max(y - RANK_GAP, 0) };
 }
 
+// Each kid's predecessors among the kids (edges leaving the group are left out).
+function predecessors(kids, edges) {
+  const preds = new Map(kids.map((k) => [k, []]));
+  for (const [a, b] of edges) if (preds.has(a) && preds.has(b)) preds.get(b).push(a);
+  return preds;
+}
+
 // A provisional layout of any group in linear time: ranks by longest path (a cycle's
 // back edge ignored), each rank a centred row ordered by the mean position of its
 // predecessors in the rank above.  Shown while dagre runs; dagre's picture replaces it.
 function layeredLayout(kids, edges, sizes, m, view) {
-  const preds = new Map(kids.map((k) => [k, []]));
-  for (const [a, b] of edges) if (preds.has(a) && preds.has(b)) preds.get(b).push(a);
+  const preds = predecessors(kids, edges);
   const rank = new Map();
   const visiting = new Set();
   const rankOf = (k) => {
@@ -394,8 +400,7 @@ function layeredLayout(kids, edges, sizes, m, view) {
 // null for any other shape.
 function chainLayout(kids, edges, sizes, m, view) {
   if (kids.length < 2) return null;
-  const preds = new Map(kids.map((k) => [k, []]));
-  for (const [a, b] of edges) if (preds.has(a) && preds.has(b)) preds.get(b).push(a);
+  const preds = predecessors(kids, edges);
   const rank = new Map();
   const visiting = new Set();
   const rankOf = (k) => {
