@@ -256,11 +256,22 @@ def measure(name: str, builder, folder: str, runtimes, all_threads: int, rounds:
                 w.proc.wait()
 
 
+TURN_S = 0.075
+"""Seconds of calls per worker turn.  This machine's speed changes every second or so
+(MobileNet v2 at 1 thread in one process, medians of 15 calls 0.7 s apart: 10.3-11.4 ms,
+then 14.1-16.5 ms, then back), whatever the process: short turns and many rounds give
+every peer the same mix of fast and slow seconds (0.3 s turns and 7 rounds put each peer
+in 7 time slots; its ratio to onnxruntime then ranged 1.41-2.06x between runs)."""
+
+ROUNDS = 24
+"""Interleaved rounds per model by default (each peer then runs ~1.8 s, or 24 calls)."""
+
+
 def _interleave(row: dict, workers: list, counts: tuple, folder: str, rounds: int) -> dict:
     import numpy as np
 
     row["honoured"] = all(w.hello["honoured"] for w in workers if w.runtime == "relay")
-    calls = {id(w): max(1, min(20, int(0.3 / max(w.hello["first"], 1e-4)))) for w in workers}
+    calls = {id(w): max(1, min(20, int(TURN_S / max(w.hello["first"], 1e-4)))) for w in workers}
     for r in range(rounds):
         for w in workers[r % len(workers):] + workers[: r % len(workers)]:  # rotate who goes first
             w.run(calls[id(w)])
@@ -352,7 +363,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="toy sizes, 2 rounds: a smoke run")
     ap.add_argument("--models", default="", help="only models whose name contains this (case-insensitive)")
-    ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds per model (default 7, quick 2)")
+    ap.add_argument("--rounds", type=int, default=None, help=f"interleaved rounds per model (default {ROUNDS}, quick 2)")
     ap.add_argument("--worker", choices=RUNTIMES, help=argparse.SUPPRESS)
     ap.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     ap.add_argument("--dir", help=argparse.SUPPRESS)
@@ -366,7 +377,7 @@ def main(argv=None) -> None:
 
     all_threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     runtimes = [rt for rt in RUNTIMES if rt != "torch" or _importable("torch")]
-    rounds = args.rounds or (2 if args.quick else 7)
+    rounds = args.rounds or (2 if args.quick else ROUNDS)
     print(f"bench_models: {all_threads} threads available; peers: {', '.join(runtimes)}; "
           f"{'quick (toy sizes)' if args.quick else 'full size'}; load {os.getloadavg()[0]:.2f}", flush=True)
     rows = []

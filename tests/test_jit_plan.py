@@ -127,6 +127,37 @@ def test_report_gives_the_planned_memory_of_a_chain_by_hand():
     assert "planned memory" in str(lib.report()) and "896 B without sharing" in str(lib.report())
 
 
+SIZES = """
+def @main(%x: Tensor[(4, 16), float32], %w: Tensor[(8, 16), float32], %v: Tensor[(16, 8), float32]) {
+  %0 = nn.dense(%x, %w);
+  %1 = nn.softmax(%0);
+  %2 = nn.dense(%1, %v);
+  %3 = nn.softmax(%2);
+  %4 = cast(%3, dtype="float64");
+  %5 = nn.softmax(%4);
+  %6 = cast(%5, dtype="float32");
+  nn.dense(%6, %w)
+}
+"""
+
+
+def test_buffers_of_other_sizes_and_dtypes_are_shared_best_fit_and_grown():
+    # intermediates: %0 (4, 8) f32 128 B, %1 128 B, %2 (4, 16) f32 256 B, %3 256 B,
+    # %4 (4, 16) f64 512 B, %5 512 B, %6 256 B.  Each dies when the next step has read it:
+    # %2 grows %0's free buffer to 256 B, %4 grows %1's to 512 B, %5 takes %2's (grown
+    # again, the only one free) and %6 the 512 B one, the smallest free that holds it:
+    # two buffers of 512 B, where exact sizes alone needed five (1,664 B).
+    x, w, v = rand(4, 16), rand(8, 16, seed=1), rand(16, 8, seed=2)
+    ref, fn, out = both(SIZES, x, w, v)
+    assert_same(ref, out, rtol=1e-5, atol=1e-6)
+    again = fn(rand(4, 16, seed=3), w, v)  # the shared buffers hold the right values again
+    want = relay.create_executor("interpreter", mod=relay.parse(SIZES)).evaluate()(rand(4, 16, seed=3), w, v)
+    assert_same(want, again, rtol=1e-5, atol=1e-6)
+    mem = relay.build(relay.parse(SIZES)).report().memory
+    assert (mem.intermediates, mem.buffers, mem.arena) == (7, 2, 1024)
+    assert mem.unshared == 128 + 128 + 256 + 256 + 512 + 512 + 256
+
+
 def test_steps_share_one_workspace_sized_for_the_largest():
     text = """
     def @main(%x: Tensor[(64, 96), float32], %w1: Tensor[(128, 96), float32], %w2: Tensor[(64, 128), float32]) {

@@ -28,9 +28,13 @@ def strides(shape: Sequence[int]) -> list[int]:
 
 
 class Index:
-    """One element of a ``shape`` tensor; ``dims`` or ``flat`` (or both) given as i64 values."""
+    """One element of a ``shape`` tensor; ``dims`` or ``flat`` (or both) given as i64 values.
 
-    __slots__ = ("builder", "shape", "_dims", "_flat", "memo")
+    ``row``: ``(outer, offset)``, the leading coordinates known and the flat offset within
+    the trailing axes, whose coordinates are then derived only if something reads them
+    (an epilogue over rows: its broadcast operands read only the leading ones)."""
+
+    __slots__ = ("builder", "shape", "_dims", "_flat", "_row", "memo")
 
     def __init__(
         self,
@@ -38,11 +42,13 @@ class Index:
         shape: Sequence[int],
         dims: Optional[Sequence[ir.Value]] = None,
         flat: Optional[ir.Value] = None,
+        row: Optional[tuple[Sequence[ir.Value], ir.Value]] = None,
     ):
         self.builder = builder
         self.shape = tuple(shape)
         self._dims = list(dims) if dims is not None else None
         self._flat = flat
+        self._row = row
         self.memo: dict = {}
         if dims is None and flat is None:
             raise ValueError("an Index needs dims or a flat offset")
@@ -70,6 +76,10 @@ class Index:
         return self._flat
 
     def dims(self) -> list[ir.Value]:
+        if self._dims is None and self._row is not None:
+            outer, offset = self._row
+            inner = Index(self.builder, self.shape[len(outer) :], flat=offset)
+            self._dims = list(outer) + inner.dims()
         if self._dims is None:
             b, flat = self.builder, self._flat
             out = []
@@ -85,6 +95,8 @@ class Index:
         return self._dims
 
     def dim(self, axis: int) -> ir.Value:
+        if self._dims is None and self._row is not None and axis < len(self._row[0]):
+            return self._row[0][axis]
         return self.dims()[axis]
 
     def derived(self, key: object, make) -> "Index":
@@ -119,8 +131,7 @@ def broadcast(index: Index, arg_shape: Sequence[int]) -> Index:
         return index.derived(("bcast", arg_shape), lambda: Index(b, arg_shape, flat=index.flat()))
 
     def make() -> Index:
-        out = index.dims()
-        dims = [i64(0) if arg_shape[j] == 1 else out[r - ra + j] for j in range(ra)]
+        dims = [i64(0) if arg_shape[j] == 1 else index.dim(r - ra + j) for j in range(ra)]
         return Index(b, arg_shape, dims=dims)
 
     return index.derived(("bcast", arg_shape), make)

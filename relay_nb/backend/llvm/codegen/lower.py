@@ -188,7 +188,7 @@ def _emit(kb: KernelBuilder, body, nodes, rules, out_leaves, out_bufs) -> None:
         if r.anchor and outs == [None] and _inplace_epilogue(kb, node, body, rules):
             i = slots[(body, None)][0]
             outs, done[i] = [out_bufs[i]], True
-            epilogue = _make_epilogue(kb, body, out_bufs[i])
+            epilogue = _make_epilogue(kb, node, body, out_bufs[i])
         outs = [o if o is not None else kb.scratch(kb.shape(node, f), kb.dt(node, f)) for o, f in zip(outs, fields)]
         if r.kind == "index":  # an index rule computed whole: one loop per field
             for f, buf in zip(fields, outs):
@@ -294,11 +294,11 @@ def _children(node: Expr) -> tuple:
     return node.fields if type(node) is Tuple else (node.tuple_value,)
 
 
-def _make_epilogue(kb: KernelBuilder, body: Expr, out: Buffer):
+def _make_epilogue(kb: KernelBuilder, anchor: Call, body: Expr, out: Buffer):
     """``epilogue(builder, flat_start, count)`` of the anchor contract: recompute
     ``out[flat_start : flat_start + count]`` as ``body`` (the anchor reads its own value)."""
 
-    lead = _epilogue_lead(kb, body, out.shape)
+    lead = _epilogue_lead(kb, anchor, body, out.shape)
 
     def epilogue(builder: ir.IRBuilder, flat_start: ir.Value, count: ir.Value) -> None:
         saved, kb.builder = kb.builder, builder
@@ -321,16 +321,19 @@ EPILOGUE_ROW = 16
 cheaper than a loop trip per run)."""
 
 
-def _epilogue_lead(kb: KernelBuilder, body: Expr, shape: tuple) -> int:
+def _epilogue_lead(kb: KernelBuilder, anchor: Call, body: Expr, shape: tuple) -> int:
     """How many leading axes of the output the epilogue iterates outside its inner loop:
     enough that no broadcast operand varies along the inner axes (a conv's ``(C, 1, 1)``
     scale and shift: lead 2 of NCHW), at most all but the last axis; 0 (one flat loop)
     when nothing broadcasts or the inner runs would be short.  A flat loop derives each
     operand's coordinates by division per element, which keeps LLVM from vectorizing it
-    (a conv + scale + shift + clip ran at 5.6 ns per element, the conv at 0.5)."""
+    (a conv + scale + shift + clip ran at 5.6 ns per element, the conv at 0.5).  Only the
+    ops the epilogue computes count: not the anchor and what it reads (a conv's OIHW
+    weight varies along every axis and made every conv's epilogue one flat loop)."""
     rank, lead = len(shape), 0
+    before = set(_post_order(anchor))
     for node in _post_order(body):
-        if type(node) is not Call:
+        if type(node) is not Call or node in before:
             continue
         for a in node.args:
             t = a._checked_type
@@ -347,7 +350,8 @@ def _epilogue_lead(kb: KernelBuilder, body: Expr, shape: tuple) -> int:
 def _split_epilogue(kb: KernelBuilder, body: Expr, out: Buffer, lead: int, flat_start, count) -> None:
     """The epilogue over ``[flat_start, flat_start + count)`` as rows of the output's
     trailing ``shape[lead:]``: the leading coordinates (what broadcast operands read)
-    are derived once per row, the inner loop runs on the flat offset alone."""
+    are derived once per row, the inner loop runs on the flat offset alone (the trailing
+    coordinates are derived only if an operand reads them)."""
     b = kb.builder
     row = int(np.prod(out.shape[lead:]))
     end = b.add(flat_start, count)
@@ -360,8 +364,7 @@ def _split_epilogue(kb: KernelBuilder, body: Expr, out: Buffer, lead: int, flat_
         hi = b.select(b.icmp_signed("<", end, top), end, top)
         outer = Index(b, out.shape[:lead], flat=q).dims()
         with kb.loop(hi, "ep", start=lo) as flat:
-            inner = Index(b, out.shape[lead:], flat=b.sub(flat, base)).dims()
-            index = Index(b, out.shape, dims=outer + inner, flat=flat)
+            index = Index(b, out.shape, flat=flat, row=(outer, b.sub(flat, base)))
             out.store(b, index, kb.value(body, index))
 
 
