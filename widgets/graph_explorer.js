@@ -495,12 +495,6 @@ function render({ model, el: root }) {
     return b.x < win.x + win.w && b.x + b.w > win.x && b.y < win.y + win.h && b.y + b.h > win.y;
   }
 
-  function spanOf(pa, pb) {
-    const x = Math.min(pa.x, pb.x);
-    const y = Math.min(pa.y, pb.y);
-    return { x, y, w: Math.max(pa.x + pa.w, pb.x + pb.w) - x, h: Math.max(pa.y + pa.h, pb.y + pb.h) - y };
-  }
-
   function nearWindow(win, dust) {
     if (!win) {
       const near = { boxes: [], items: [], edges: [] };
@@ -525,10 +519,15 @@ function render({ model, el: root }) {
         const p = layout.pos.get(key);
         if (meetsWin(win, p)) near.items.push([key, info, p]);
       }
+      const x1 = win.x + win.w;
+      const y1 = win.y + win.h;
       for (const [a, b, n] of view.edges.values()) {
         const pa = layout.pos.get(a);
         const pb = layout.pos.get(b);
-        if (pa && pb && meetsWin(win, spanOf(pa, pb))) near.edges.push([n, pa, pb]);
+        // meetsWin(win, spanOf(pa, pb)) without the span object: 28,000 of them per paint
+        if (!pa || !pb) continue;
+        if (Math.min(pa.x, pb.x) < x1 && Math.max(pa.x + pa.w, pb.x + pb.w) > win.x &&
+            Math.min(pa.y, pb.y) < y1 && Math.max(pa.y + pa.h, pb.y + pb.h) > win.y) near.edges.push([n, pa, pb]);
       }
       return near;
     }
