@@ -1,11 +1,11 @@
-"""Constant conv weights bound into the primitive function that convolves with them.
+"""Constant weights (conv, dense, matmul) bound into the primitive function that reads them.
 
 FuseOps leaves a bound parameter (``relay.build(mod, params=...)``) outside the fused
 function, as a constant argument of its call; the kernel then cannot tell a weight that
 is the same on every call from an input, and repacks it each time.  Inside the function
-it is one of the kernel's own constants, which the conv kernel may ask to have packed
+it is one of the kernel's own constants, which the anchor kernel may ask to have packed
 once (:class:`~.anchor.AnchorCall.prepack`, :mod:`.kernels.prepack`).  The kernel cache
-still shares the compiled code between convolutions that differ only in their weights
+still shares the compiled code between kernels that differ only in their weights
 (its key is the function without its constants).
 """
 
@@ -18,7 +18,7 @@ from ...ir.ty import FuncType
 from ...transform.typed import TypedMutator
 from .executor import _Substitute
 
-WEIGHT_INPUTS = {"nn.conv2d": 1}  # anchor op -> the input its kernel can prepack
+WEIGHT_INPUTS = {"nn.conv2d": 1, "nn.dense": 1, "nn.matmul": 1}  # anchor op -> the input its kernel can prepack
 
 
 def _weight_params(fn: Function) -> set[Var]:
@@ -58,8 +58,8 @@ class _BindWeights(TypedMutator):
         return super().visit_call(call)
 
 
-def bind_conv_weights(mod: IRModule) -> IRModule:
-    """``mod`` with each constant conv weight moved into its primitive function."""
+def bind_weights(mod: IRModule) -> IRModule:
+    """``mod`` with each constant weight an anchor can prepack moved into its primitive function."""
     updates = {}
     for gv in mod.get_global_vars():
         func = mod[gv.name_hint]
@@ -70,4 +70,4 @@ def bind_conv_weights(mod: IRModule) -> IRModule:
     return mod.with_functions(updates) if updates else mod
 
 
-__all__ = ["bind_conv_weights"]
+__all__ = ["bind_weights"]

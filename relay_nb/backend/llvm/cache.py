@@ -493,9 +493,9 @@ def _packing_meta(pack) -> dict:
 
 
 def _PACKINGS() -> dict:
-    from .kernels.prepack import PanelsA
+    from .kernels.prepack import PanelsA, PanelsB
 
-    return {"PanelsA": PanelsA}
+    return {"PanelsA": PanelsA, "PanelsB": PanelsB}
 
 
 def _load_kernel(func: Function, name: str, ops: list[str], key: str, symbol: str, level: int) -> Optional[Kernel]:

@@ -170,10 +170,10 @@ class JITExecutor(Executor):
         typed = mod if checked else InferType()(mod)
         if self.scalars == "interpret" and not has_tensor_ops(typed):
             return typed  # nothing to compile: scalar code runs best in the interpreter
-        from .bind_weights import bind_conv_weights  # (imports this module)
+        from .bind_weights import bind_weights  # (imports this module)
 
         # constant weights: packed once by their kernel
-        fused = bind_conv_weights(fuse(typed, typed=True))
+        fused = bind_weights(fuse(typed, typed=True))
         return inline_scalar_primitives(fused) if self.scalars == "interpret" else fused
 
     def primitive(self, func: Function) -> Optional[Kernel]:

@@ -106,7 +106,8 @@ def parallel_axis(g: Gemm) -> tuple[str, int, float, float]:
     cols, rows = math.ceil(g.n / t.nr), math.ceil(g.m / t.mr)
     # a GEMM computes whole register tiles and packs (or im2col-copies) both operands
     a_pack = 0 if g.a_panels is not None else g.m * g.k  # a prepacked A is not copied
-    gemm_ns = (rows * t.mr * cols * t.nr * g.k) * MAC_NS + (g.k * g.n + a_pack) * PACK_NS
+    b_pack = 0 if g.b_panels is not None else g.k * g.n  # nor a prepacked B
+    gemm_ns = (rows * t.mr * cols * t.nr * g.k) * MAC_NS + (b_pack + a_pack) * PACK_NS
     # a chunk of rows (or images) pads its (first) image whole: counted, so a padded conv
     # is not cut into 8 chunks that each pad all of it (a 64-channel 3x3 conv on 56x56
     # padded its 215K elements ~8 times: ~30% more work at 2 threads); a chunk of
@@ -123,7 +124,7 @@ def parallel_axis(g: Gemm) -> tuple[str, int, float, float]:
     # repack its 3136-wide B in every chunk (40 / M of the work: 60%)
     if (g.m <= g.n and cols >= SHARE_TILES) or rows < SHARE_TILES <= cols or (rows < SHARE_TILES and cols >= rows):
         return "n", cols, count * gemm_ns / cols, count * (a_pack * PACK_NS + halo)
-    return "m", rows, count * gemm_ns / rows, count * (g.k * g.n * PACK_NS + pad)
+    return "m", rows, count * gemm_ns / rows, count * (b_pack * PACK_NS + pad)
 
 
 def _band(b: ir.IRBuilder, conv, cols: tuple[IntLike, IntLike]) -> tuple[IntLike, IntLike]:
@@ -165,7 +166,8 @@ def emit_gemm(b: ir.IRBuilder, g: Gemm) -> None:
     nc_max = min(blk.nc, math.ceil(g.n / t.nr) * t.nr)
     kc_max = min(blk.kc, g.k)
     panels = g.a_panels  # A packed beforehand: the macro-kernel reads it in place
-    sizes = [0 if panels is not None else mc_max * kc_max * size, kc_max * nc_max * size]
+    b_panels = g.b_panels  # B likewise
+    sizes = [0 if panels is not None else mc_max * kc_max * size, 0 if b_panels is not None else kc_max * nc_max * size]
     conv = g.conv
     if conv is not None and conv.padded:
         sizes.append(conv.channels * conv.hp * conv.wp * size)
@@ -216,7 +218,9 @@ def emit_gemm(b: ir.IRBuilder, g: Gemm) -> None:
             b_base = gep(b, elem, bm.ptr, g.offset(b, bm.bs, o, i))
         with blocks(b, cols[1], blk.nc, "jc", cols[0]) as (jc, nc), blocks(b, g.k, blk.kc, "pc") as (pc, kc):
             first = ir.Constant(I1, 1) if isinstance(pc, int) else b.icmp_signed("==", pc, i64(0))
-            if conv is None:
+            if b_panels is not None:  # block (pc, jc): see .prepack
+                packed_b = gep(b, elem, bm.ptr, add(b, mul(b, pc, b_panels.np), mul(b, jc, kc)))
+            elif conv is None:
                 src_b = gep(b, elem, b_base, add(b, mul(b, pc, bm.rs), mul(b, jc, bm.cs)))
                 call(b, "pack_b", dt, ok, [packed_b, src_b, kc, nc, bm.rs, bm.cs])
             else:
@@ -231,6 +235,9 @@ def emit_gemm(b: ir.IRBuilder, g: Gemm) -> None:
                     at = add(b, add(b, mul(b, i, panels.mp * g.k), mul(b, pc, panels.mp)), mul(b, ic, kc))
                     args = [gep(b, elem, a.ptr, at), packed_b, c_block, mc, nc, kc, g.n, first]
                     call(b, "macro", dt, ok, args)
+                elif b_panels is not None:  # no unpacked B for a fallback: scratch memory only
+                    args = [packed_a, packed_b, a_block, a.rs, a.cs, c_block, g.n, mc, nc, kc, first]
+                    call(b, "tiled_block", dt, ok, args)
                 elif conv is None:
                     args = [packed_a, packed_b, a_block, a.rs, a.cs, src_b, bm.rs, bm.cs]
                     call(b, "gemm_block", dt, ok, args + [c_block, g.n, mc, nc, kc, first])

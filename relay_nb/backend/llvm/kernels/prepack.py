@@ -18,6 +18,14 @@ so the block ``(g, pc, ic)`` the driver would pack starts at ``g*Mp*K + pc*Mp + 
 (``Mp``: M rounded up to MR; each slab before ``pc`` holds ``Mp * its kc`` elements), and
 its rows past the block's end repeat the last row exactly as ``pack_a``'s clamping does:
 the macro-kernel computes bitwise the same sums.
+
+A constant B (``dense`` / ``matmul`` with a weight: the activations are A, M their rows) is
+packed likewise as :class:`PanelsB`, what ``pack_b`` makes of it::
+
+    packed[slab pc][panel p][k < kc][j < NR] = B[pc + k][p*NR + j]   (columns >= N repeat N-1)
+
+so the block ``(pc, jc)`` starts at ``pc*Np + jc*kc`` (``Np``: N rounded up to NR).  A
+transformer's weights were copied by ``pack_b`` on every call (85 M elements in GPT-2).
 """
 
 from __future__ import annotations
@@ -73,4 +81,48 @@ class PanelsA:
             start += size
         return out
 
-__all__ = ["PanelsA"]
+@dataclass(frozen=True)
+class PanelsB:
+    """A constant B operand (``k x n``; stored ``n x k`` when ``transposed``, as dense's
+    weight) packed into NR-column panels per K slab of ``kc``: what ``pack_b`` would make
+    of it."""
+
+    k: int
+    n: int
+    kc: int
+    nr: int
+    transposed: bool
+
+    @property
+    def np(self) -> int:
+        """N rounded up to whole panels."""
+        return math.ceil(self.n / self.nr) * self.nr
+
+    @property
+    def size(self) -> int:
+        """Elements of the packed operand."""
+        return self.np * self.k
+
+    def __call__(self, b: np.ndarray) -> np.ndarray:
+        from ..kernel import aligned_empty
+
+        # copied once, straight into the panels (the transpose is a strided view); 64-byte
+        # aligned, as pack_b's buffer: the macro-kernel reads B panels with aligned loads
+        mat = np.asarray(b).reshape(self.n, self.k).T if self.transposed else np.asarray(b).reshape(self.k, self.n)
+        out = aligned_empty((self.size,), mat.dtype.name)
+        whole, rest = divmod(self.n, self.nr)
+        panels = self.np // self.nr
+        for pc in range(0, self.k, self.kc):
+            kc = min(self.kc, self.k - pc)
+            dst = out[pc * self.np : (pc + kc) * self.np].reshape(panels, kc, self.nr)
+            src = mat[pc : pc + kc]
+            if whole:
+                dst[:whole] = src[:, : whole * self.nr].reshape(kc, whole, self.nr).transpose(1, 0, 2)
+            if rest:
+                dst[whole, :, :rest] = src[:, whole * self.nr :]
+                # columns past N repeat column N - 1 (as pack_b clamps its column index)
+                dst[whole, :, rest:] = src[:, self.n - 1 : self.n]
+        return out
+
+
+__all__ = ["PanelsA", "PanelsB"]

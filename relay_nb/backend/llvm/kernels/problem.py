@@ -15,7 +15,7 @@ from llvmlite import ir
 from ..anchor import Epilogue
 from ..codegen.types import DType
 from ._loops import IntLike, add, mul
-from .prepack import PanelsA
+from .prepack import PanelsA, PanelsB
 
 
 @dataclass
@@ -85,6 +85,7 @@ class Gemm:
     scratch: Optional[Callable[[int], ir.Value]] = None  # see AnchorCall.scratch
     split: Optional[Callable[..., tuple]] = None  # see AnchorCall.split
     a_panels: Optional[PanelsA] = None  # A arrives packed in this layout (a constant, see .prepack)
+    b_panels: Optional[PanelsB] = None  # B likewise (a weight of dense / matmul)
 
     def offset(self, b: ir.IRBuilder, strides: tuple[int, int], o: IntLike, i: IntLike) -> IntLike:
         return add(b, mul(b, o, strides[0]), mul(b, i, strides[1]))
