@@ -19,7 +19,14 @@ from typing import Any
 
 from ..ir.expr import Constant, Constructor, Expr, GlobalVar, Let, MetaRef, TempExpr, Var
 from ..ir.module import IRModule
-from ..syntax.printer import _METADATA_OMITTED, VERSION_HEADER, _canon, _has_entries, _TextPrinter
+from ..syntax.printer import (
+    _METADATA_OMITTED,
+    VERSION_HEADER,
+    _canon,
+    _has_entries,
+    _TextPrinter,
+    _write_metadata,
+)
 from ..util import paused_gc
 
 _MARK = re.compile("\x00(\\d+)\x01")
@@ -66,6 +73,15 @@ class Located:
 
     def name(self, node: Expr) -> str | None:
         return self.names.get(node)
+
+    def astext(self) -> str:
+        """What ``astext(obj, show_types=False)`` writes: the text with the metadata
+        section in place of the note that it was omitted (a caller that needs both the
+        located text and the full printout prints the program once)."""
+        meta = self.printer.meta
+        if not _has_entries(meta):
+            return self.text
+        return self.text[: -len(_METADATA_OMITTED)] + "#[metadata]\n" + _write_metadata(meta)
 
 
 def locate(obj: Any, show_types: bool = False) -> Located:
