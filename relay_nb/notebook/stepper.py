@@ -540,12 +540,14 @@ class PassStepper:
         showing that program."""
         key = (id(mod), mode)
         if key not in self._programs:
+            from ..util import paused_gc
             from ..viz.explore import explore_data, explore_hierarchy
 
             located = self._located.pop(id(mod), None) if mode == "dag" else None
             prefix = self._prefixes.get(id(mod), "")
-            h = explore_hierarchy(mod, mode, id_prefix=prefix, located=located)
-            self._programs[key] = (h, explore_data(h, highlighted=()))
+            with paused_gc():
+                h = explore_hierarchy(mod, mode, id_prefix=prefix, located=located)
+                self._programs[key] = (h, explore_data(h, highlighted=()))
         return self._programs[key]
 
     def _make_graphs(self, step: Step, mode: str) -> tuple[Any, Any]:

@@ -118,12 +118,15 @@ def explore_hierarchy(
     ``located`` (:func:`relay_nb.viz.locate.locate` of ``obj``, DAG mode) saves printing
     a program its caller has printed already (the pass stepper, for its text diff).
     """
+    from ..util import paused_gc
     from .graph import build_graph
 
-    graph = build_graph(obj, mode=mode, highlight=highlight, show_types=show_types,
-                        max_nodes=10**9, id_prefix=id_prefix, with_dot=False,
-                        located=located)  # fmt: skip
-    return hierarchy(obj, mode=mode, regions=regions, graph=graph)
+    # One pause for the whole job: each re-enabled collector rescans the big model.
+    with paused_gc():
+        graph = build_graph(obj, mode=mode, highlight=highlight, show_types=show_types,
+                            max_nodes=10**9, id_prefix=id_prefix, with_dot=False,
+                            located=located)  # fmt: skip
+        return hierarchy(obj, mode=mode, regions=regions, graph=graph)
 
 
 def explore(
@@ -169,12 +172,15 @@ def explore(
     >>> mod, params = relay.testing.resnet.get_workload(num_layers=50)
     >>> relay.viz.explore(mod)            # doctest: +SKIP
     """
-    h = explore_hierarchy(obj, mode, regions, highlight, show_types, id_prefix=id_prefix)
-    try:
-        from ..notebook.explorer import GraphExplorer
-    except ImportError:  # no anywidget: the static picture
-        return h
-    return GraphExplorer.from_hierarchy(h, title=title)
+    from ..util import paused_gc
+
+    with paused_gc():  # one pause for the graph, the groups and the data
+        h = explore_hierarchy(obj, mode, regions, highlight, show_types, id_prefix=id_prefix)
+        try:
+            from ..notebook.explorer import GraphExplorer
+        except ImportError:  # no anywidget: the static picture
+            return h
+        return GraphExplorer.from_hierarchy(h, title=title)
 
 
 __all__ = ["explore", "explore_data", "explore_hierarchy", "with_highlight"]
