@@ -167,6 +167,10 @@ def diff_html(before: str, after: str, context: Optional[int] = 3) -> str:
 
 # --- pieces of the view ---------------------------------------------------------------------------
 
+# Located printouts kept for graphs not drawn yet (a big model's is ~10 MB): the shown
+# step's two programs and its neighbours'.
+_KEEP_LOCATED = 4
+
 _STATUS_MARK = {"match": "✓", "mismatch": "✗", "error": "!", "unchecked": "–"}
 
 
@@ -413,6 +417,8 @@ class PassStepper:
             self._texts[key] = located.astext()
             if (key, "dag") not in self._programs:
                 self._located[key] = located
+                if len(self._located) > _KEEP_LOCATED:  # the oldest: least likely drawn next
+                    del self._located[next(iter(self._located))]
         return self._texts[key]
 
     def _refresh(self) -> None:
