@@ -277,7 +277,8 @@ class PassStepper:
         self._removed: dict[int, list] = {}
         # Node ids are prefixed per program (p0_ the input, then each new program in
         # order): the two panes of a changed step have distinct ids, and a program keeps
-        # its ids from one step to the next.
+        # its ids from one step to the next (a pass that returns its input object shows
+        # one program, with the same ids, on both sides).
         self._prefixes: dict[int, str] = {}
         for s in self.trace:
             for mod in (s.before, s.after):
@@ -543,7 +544,8 @@ class PassStepper:
     def program_graph(self, mod: IRModule, mode: str) -> tuple[Any, dict]:
         """The :class:`~relay_nb.viz.Hierarchy` of one of the trace's programs in ``mode``
         and its explorer data without highlight, built once and shared by every pane
-        showing that program."""
+        showing that program (so the hierarchy's nodes carry no highlight: a pane's
+        highlight is in its data rows, :attr:`GraphExplorer.nodes`)."""
         key = (id(mod), mode)
         if key not in self._programs:
             from ..util import paused_gc

@@ -60,7 +60,9 @@ def with_highlight(data: dict, highlighted: Collection[str]) -> dict:
     several highlights (the pass stepper's "after" of a step is the "before" of the next).
     """
     marked = set(highlighted)
-    rows = [row + [1] if row[0] in marked else row for row in data["nodes"]] if marked else data["nodes"]
+    rows = data["nodes"]
+    if marked:
+        rows = [row + [1] if row[0] in marked else row for row in rows]
     return {**data, "nodes": rows}
 
 
