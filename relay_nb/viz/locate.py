@@ -17,7 +17,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ir.expr import Constant, Constructor, Expr, GlobalVar, Let, MetaRef, TempExpr, Var
+from ..ir.expr import (
+    Call,
+    Constant,
+    Constructor,
+    Expr,
+    Function,
+    GlobalVar,
+    Let,
+    MetaRef,
+    TempExpr,
+    Var,
+)
 from ..ir.module import IRModule
 from ..syntax.printer import (
     _METADATA_OMITTED,
@@ -126,8 +137,6 @@ def locate(obj: Any, show_types: bool = False) -> Located:
 def attrs_text(located: Located, node: Any) -> str:
     """``k=v, ...`` of a call's non-default attributes (or a function's attributes)."""
     printer = located.printer
-    from ..ir.expr import Call, Function
-
     try:
         if isinstance(node, Call) and node.attrs:
             parts = printer._call_attrs(node.op, node.attrs)
@@ -137,7 +146,8 @@ def attrs_text(located: Located, node: Any) -> str:
             return ""
     except Exception:  # an attribute the printer cannot spell: show it raw
         return ", ".join(f"{k}={v!r}" for k, v in dict(node.attrs).items())
-    return _MARK.sub("", ", ".join(parts))
+    text = ", ".join(parts)
+    return _MARK.sub("", text) if "\x00" in text else text  # a marked meta reference
 
 
 __all__ = ["Located", "attrs_text", "locate"]
