@@ -25,6 +25,9 @@ For each model, one row per view (the first, collapsed view; everything expanded
   ``b.done``: everything drawn in the real layout; ``b.ctask``: the longest task meanwhile); the background layout (``b.warm``) and the
   longest task meanwhile (``b.task``: how long the page may not answer a click).
 
+For the RNN-T also the pass stepper's graph tab (``stepper_graph_tab``): both views of a
+step (before and after), built in Python, in DAG and ANF mode (``--no-stepper`` skips it).
+
 Targets: first view <= 2 s, each toggle / search / zoom <= 200 ms, <= 2 MB per view.
 The transformer is built with the builder API the way TVM's PyTorch importer prints
 GPT-2 (Conv1D as reshape + dense + add + reshape, layer norm and GELU decomposed,
@@ -314,6 +317,26 @@ def measure(name: str, build, browser) -> list[dict]:
     return rows
 
 
+def stepper_graph_tab(build, repeat: int = 3) -> dict:
+    """The pass stepper's graph tab: Python time of both views (before, after) of the
+    last step of ``SimplifyExpr``, in each mode, in a fresh stepper each time (as a user
+    opening the tab sees it: the text diff has printed the step's "before" already).
+    CPU time (``time.process_time``, robust to other jobs on the machine), median of
+    ``repeat``."""
+    from relay_nb.notebook.stepper import PassStepper
+
+    mod = build()
+    times: dict[str, list[float]] = {"dag": [], "anf": []}
+    for _ in range(repeat):
+        for mode in times:
+            stepper = PassStepper(mod, passes=["SimplifyExpr"], executor="interpreter")
+            step = stepper.steps[-1]
+            t0 = time.process_time()
+            stepper.graph_views(step, mode)
+            times[mode].append(time.process_time() - t0)
+    return {mode: statistics.median(ts) for mode, ts in times.items()}
+
+
 # -- the browser ------------------------------------------------------------------------------
 
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head>
@@ -518,6 +541,8 @@ def main() -> None:
     ap.add_argument("--only", default="", help="only the models whose name contains this")
     ap.add_argument("--repeat", type=int, default=3, help="browser runs per model (medians)")
     ap.add_argument("--browser", action="store_true", help="also time the view in headless Chromium")
+    ap.add_argument("--no-stepper", action="store_true",
+                    help="skip the pass stepper's graph tab on the RNN-T")  # fmt: skip
     args = ap.parse_args()
     timer = browser_timer() if args.browser else None
     if timer is not None:
@@ -525,11 +550,14 @@ def main() -> None:
     if args.browser and timer is None:
         print("# no browser: Chromium or Playwright unavailable", flush=True)
     rows = []
+    steppers = []
     try:
         for name, build in models(args.quick):
             if _letters(args.only) not in _letters(name):  # --only rnnt finds "RNN-T (ONNX ...)"
                 continue
             rows.extend(measure(name, build, timer))
+            if build is rnnt and not args.no_stepper:
+                steppers.append((name, stepper_graph_tab(build)))
     finally:
         if timer is not None:
             timer.close()
@@ -551,6 +579,11 @@ def main() -> None:
     for r in rows:
         print(" ".join(_fmt(r.get(k), spec) if k not in ("model", "view") else format(r[k], spec)
                        for k, spec, _ in cols))  # fmt: skip
+    if steppers:
+        print("\npass stepper graph tab (before + after views, Python CPU s, median of 3)")
+        print(f"{'model':<32} {'dag s':>6} {'anf s':>6}")
+        for name, t in steppers:
+            print(f"{name:<32} {t['dag']:>6.2f} {t['anf']:>6.2f}")
 
 
 if __name__ == "__main__":

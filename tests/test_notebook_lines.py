@@ -101,3 +101,21 @@ def test_spans_are_linear_in_the_printout():
     assert set(defs) == {6003} == {scan_end_line(text, 1, 1)}
     assert line_range(text, 1, 1, spans) == (1, 6003)
     assert took < 1.0, took  # about 40 ms; the character scan: minutes
+
+
+def test_every_position_matches_the_character_scan():
+    """Every line and column of texts where a line's brackets cannot be counted alone (a
+    string or comment spanning lines, brackets in strings, an ``else`` after a block):
+    the answer found by counting a line's brackets is the scan's."""
+    import random
+
+    rng = random.Random(15)
+    texts = ['f(a,\n  "x\n)y" b)\nz;', "/* (\n */ g(\n)\n", "if (c) { a } else { b }\nx",
+             "%1 = f(%0) // (\n;", 'def @m() {\n  %0 = g("((", 1);\n  h(%0)\n}\n']  # fmt: skip
+    texts += ["".join(rng.choice(PIECES) for _ in range(rng.randint(0, 40))) for _ in range(300)]
+    for text in texts:
+        spans = LineSpans(text)
+        for line in range(len(line_offsets(text)) + 2):
+            for column in range(14):
+                want = scan_end_line(text, line, column)
+                assert spans.end_line(line, column) == want, (text, line, column)

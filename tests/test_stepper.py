@@ -245,6 +245,76 @@ def test_graph_tab_highlights_changed_nodes():
     assert s.graph_panes.children == (before, after)  # cached
 
 
+def _prefix(view) -> str:
+    return next(iter(view.nodes)).rsplit("n", 1)[0]
+
+
+@pytest.mark.parametrize("mode", ["dag", "anf"])
+def test_shared_graph_views_are_exactly_fresh_builds(mode):
+    from relay_nb.viz.explore import explore
+
+    s = _stepper(passes=("SimplifyExpr", "FoldConstant", "AddToSubtract"),
+                 namespace={"AddToSubtract": add_to_subtract})  # fmt: skip
+    changed = [step for step in s.trace if step.changed]
+    assert [step.name for step in changed] == ["SimplifyExpr", "FoldConstant", "AddToSubtract"]
+    for step in changed:
+        before, after = s.graph_views(step, mode)
+        for view, mod, marked in ((before, step.before, step.removed_nodes),
+                                  (after, step.after, step.changed_nodes)):  # fmt: skip
+            fresh = explore(mod, mode=mode, highlight=marked, id_prefix=_prefix(view))
+            assert view.data == fresh.data  # rows, strings, groups, text, highlight
+            assert any(view.nodes[i]["highlighted"] for i in view.nodes)
+        assert set(before.nodes).isdisjoint(after.nodes)
+
+
+@pytest.mark.parametrize("mode", ["dag", "anf"])
+def test_stepping_reuses_the_program_both_steps_show(mode):
+    s = _stepper(passes=("SimplifyExpr", "FoldConstant"))
+    first, second = (step for step in s.trace if step.changed)
+    assert first.after is second.before
+    _, after = s.graph_views(first, mode)
+    before, _ = s.graph_views(second, mode)
+    # One hierarchy, one set of rows: only the highlighted rows are new.
+    assert before.hierarchy is after.hierarchy
+    assert before.data["groups"] is after.data["groups"]
+    rows = {r[0]: r for r in after.data["nodes"]}
+    for row in before.data["nodes"]:
+        assert (row is rows[row[0]]) == (row[11:] == [] and rows[row[0]][11:] == [])
+    assert before.data != after.data  # the highlights differ: removed vs made
+
+
+def test_the_text_diff_and_the_graph_print_a_program_once(monkeypatch):
+    import relay_nb.viz.locate as locate_mod
+
+    calls = []
+    real = locate_mod._LocatingPrinter.print_module
+
+    def counting(self, mod):
+        calls.append(mod)
+        return real(self, mod)
+
+    monkeypatch.setattr(locate_mod._LocatingPrinter, "print_module", counting)
+    s = _stepper(passes=("SimplifyExpr",))
+    step = s.trace[-1]
+    s.go(step.index)
+    assert step.changed and calls[-2:] == [step.before, step.after]  # for the text diff
+    printed = len(calls)
+    s.tabs.selected_index = 1  # the DAG graphs use those printouts
+    assert len(s.graph_panes.children) == 2 and len(calls) == printed
+    assert s._text(step.before) == step.before.astext(show_types=False)
+
+
+def test_the_text_diff_shows_the_metadata_section():
+    mod = relay.parse(SIMPLE)
+    big = relay.const(np.arange(200, dtype="float32").reshape(2, 100))
+    main = mod["main"]
+    fn = relay.Function(main.params, relay.add(relay.sum(big), relay.sum(main.body)))
+    mod = relay.IRModule.from_expr(fn)
+    s = PassStepper(mod, passes=["SimplifyExpr"], executor="interpreter")
+    text = mod.astext(show_types=False)
+    assert "#[metadata]" in text and s._text(s.trace[0].before) == text
+
+
 # --- diff_html -----------------------------------------------------------------------------------
 
 

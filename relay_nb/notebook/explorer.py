@@ -55,10 +55,15 @@ class GraphExplorer(anywidget.AnyWidget):
     title = traitlets.Unicode("").tag(sync=True)
 
     @classmethod
-    def from_hierarchy(cls, h: Hierarchy, title: str = "") -> "GraphExplorer":
+    def from_hierarchy(
+        cls, h: Hierarchy, title: str = "", data: Optional[dict] = None
+    ) -> "GraphExplorer":
+        """The view of ``h``; ``data`` is its :func:`~relay_nb.viz.explore.explore_data`
+        when the caller has it already (the pass stepper shares one per program)."""
         from ..viz.explore import explore_data
 
-        data = explore_data(h)
+        if data is None:
+            data = explore_data(h)
         view = cls(data=data, expanded=list(data["expanded"]), title=title)
         view.hierarchy = h
         return view

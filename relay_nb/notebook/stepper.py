@@ -167,6 +167,10 @@ def diff_html(before: str, after: str, context: Optional[int] = 3) -> str:
 
 # --- pieces of the view ---------------------------------------------------------------------------
 
+# Located printouts kept for graphs not drawn yet (a big model's is ~10 MB): the shown
+# step's two programs and its neighbours'.
+_KEEP_LOCATED = 4
+
 _STATUS_MARK = {"match": "✓", "mismatch": "✗", "error": "!", "unchecked": "–"}
 
 
@@ -264,6 +268,21 @@ class PassStepper:
         )
         self.context = context
         self._texts: dict[int, str] = {}
+        # Per program (by identity; the trace keeps each alive): its located printout until
+        # its DAG graph is built, and per mode its hierarchy and explorer data.  The
+        # "before" of a step is the "after" of the step before, so each program is
+        # printed once and grouped once per mode; a pane adds only its highlight.
+        self._located: dict[int, Any] = {}
+        self._programs: dict[tuple[int, str], tuple[Any, dict]] = {}
+        self._removed: dict[int, list] = {}
+        # Node ids are prefixed per program (p0_ the input, then each new program in
+        # order): the two panes of a changed step have distinct ids, and a program keeps
+        # its ids from one step to the next (a pass that returns its input object shows
+        # one program, with the same ids, on both sides).
+        self._prefixes: dict[int, str] = {}
+        for s in self.trace:
+            for mod in (s.before, s.after):
+                self._prefixes.setdefault(id(mod), f"p{len(self._prefixes)}_")
         self._graphs: dict[tuple[int, str], Any] = {}
         self.visible: list[int] = list(range(len(self.trace)))
         self._build()
@@ -389,9 +408,18 @@ class PassStepper:
 
     # -- rendering ------------------------------------------------------------------------------
     def _text(self, mod: IRModule) -> str:
+        """``mod.astext(show_types=False)``, printed once; the located printout it comes
+        from is kept for the program's DAG graph."""
         key = id(mod)
         if key not in self._texts:
-            self._texts[key] = mod.astext(show_types=False)
+            from ..viz.locate import locate
+
+            located = locate(mod)
+            self._texts[key] = located.astext()
+            if (key, "dag") not in self._programs:
+                self._located[key] = located
+                if len(self._located) > _KEEP_LOCATED:  # the oldest: least likely drawn next
+                    del self._located[next(iter(self._located))]
         return self._texts[key]
 
     def _refresh(self) -> None:
@@ -513,16 +541,39 @@ class PassStepper:
             self._graphs[key] = self._make_graphs(step, key[1])
         return self._graphs[key]
 
+    def program_graph(self, mod: IRModule, mode: str) -> tuple[Any, dict]:
+        """The :class:`~relay_nb.viz.Hierarchy` of one of the trace's programs in ``mode``
+        and its explorer data without highlight, built once and shared by every pane
+        showing that program (so the hierarchy's nodes carry no highlight: a pane's
+        highlight is in its data rows, :attr:`GraphExplorer.nodes`)."""
+        key = (id(mod), mode)
+        if key not in self._programs:
+            from ..util import paused_gc
+            from ..viz.explore import explore_data, explore_hierarchy
+
+            located = self._located.pop(id(mod), None) if mode == "dag" else None
+            prefix = self._prefixes.get(id(mod), "")
+            with paused_gc():
+                h = explore_hierarchy(mod, mode, id_prefix=prefix, located=located)
+                self._programs[key] = (h, explore_data(h, highlighted=()))
+        return self._programs[key]
+
     def _make_graphs(self, step: Step, mode: str) -> tuple[Any, Any]:
         try:
-            from ..viz.explore import explore
+            from ..viz.explore import with_highlight
+            from ..viz.graph import highlighted_ids
+            from .explorer import GraphExplorer
 
-            # The graph explorer (pan/zoom, groups, search): nothing is clipped.
-            before = explore(step.before, mode=mode, highlight=step.removed_nodes,
-                             title=f"before {step.name}", id_prefix="b_")  # fmt: skip
-            after = explore(step.after, mode=mode, highlight=step.changed_nodes,
-                            title=f"after {step.name}", id_prefix="a_")  # fmt: skip
-            return before, after
+            if step.index not in self._removed:
+                self._removed[step.index] = step.removed_nodes
+            views = []
+            for side, mod, marked in (("before", step.before, self._removed[step.index]),
+                                      ("after", step.after, step.changed_nodes)):  # fmt: skip
+                h, data = self.program_graph(mod, mode)
+                # The graph explorer (pan/zoom, groups, search): nothing is clipped.
+                data = with_highlight(data, highlighted_ids(h.graph, marked))
+                views.append(GraphExplorer.from_hierarchy(h, f"{side} {step.name}", data))
+            return views[0], views[1]
         except Exception as exc:  # no renderer installed, or a huge graph: say so, keep going
             message = widgets.HTML(
                 f'<div class="relay-note">graph view unavailable: {html.escape(str(exc))}</div>'

@@ -28,7 +28,11 @@ from typing import Any, Optional
 from .hierarchy import Hierarchy, Region, hierarchy, op_name
 
 
-def explore_data(h: Hierarchy, expanded: Optional[Collection[str]] = None) -> dict:
+def explore_data(
+    h: Hierarchy,
+    expanded: Optional[Collection[str]] = None,
+    highlighted: Optional[Collection[str]] = None,
+) -> dict:
     """The front end's data: groups (parents first), nodes and edges as index lists,
     the open groups and the printed program.
 
@@ -39,11 +43,27 @@ def explore_data(h: Hierarchy, expanded: Optional[Collection[str]] = None) -> di
     ``edges`` is a flat ``[tail, head, ...]`` list of node indices.  What the front end
     reads as "the same" is left out: ``end_line`` is 0 for a node on one line (it reads
     ``end || line``) and a row stops before a 0 ``highlighted`` (it tests ``=== 1``).
+    ``highlighted`` (node ids) replaces the nodes' own ``highlighted`` flags.
     """
     from ..util import paused_gc
 
     with paused_gc():  # a few containers per node while the model stays alive
-        return _explore_data(h, expanded)
+        data = _explore_data(h, expanded)
+        if highlighted is None:
+            highlighted = [i for i, info in h.nodes.items() if info.highlighted]
+        return with_highlight(data, highlighted) if highlighted else data
+
+
+def with_highlight(data: dict, highlighted: Collection[str]) -> dict:
+    """``data`` (of a hierarchy built without a highlight) with the nodes ``highlighted``
+    (ids) marked: a new dict sharing every unmarked row, so one program's data serves
+    several highlights (the pass stepper's "after" of a step is the "before" of the next).
+    """
+    marked = set(highlighted)
+    rows = data["nodes"]
+    if marked:
+        rows = [row + [1] if row[0] in marked else row for row in rows]
+    return {**data, "nodes": rows}
 
 
 def _explore_data(h: Hierarchy, expanded: Optional[Collection[str]]) -> dict:
@@ -70,8 +90,6 @@ def _explore_data(h: Hierarchy, expanded: Optional[Collection[str]]) -> dict:
             intern(info.type_text), intern(info.attrs_text), line, 0 if end == line else end,
             intern(info.fill), 1 if op_name(info) is not None else 0, int(info.uses),
         ]  # fmt: skip
-        if info.highlighted:
-            row.append(1)
         node_rows.append(row)
     edges: list[int] = []
     for t, hd in h.edges:
@@ -85,6 +103,32 @@ def _explore_data(h: Hierarchy, expanded: Optional[Collection[str]]) -> dict:
         "expanded": sorted(open_),
         "text": text,
     }
+
+
+def explore_hierarchy(
+    obj: Any,
+    mode: str = "dag",
+    regions: Collection[Region] = (),
+    highlight: Collection = (),
+    show_types: bool = True,
+    *,
+    id_prefix: str = "",
+    located: Any = None,
+) -> Hierarchy:
+    """The :class:`Hierarchy` :func:`explore` shows (every node drawn, no DOT text).
+
+    ``located`` (:func:`relay_nb.viz.locate.locate` of ``obj``, DAG mode) saves printing
+    a program its caller has printed already (the pass stepper, for its text diff).
+    """
+    from ..util import paused_gc
+    from .graph import build_graph
+
+    # One pause for the whole job: each re-enabled collector rescans the big model.
+    with paused_gc():
+        graph = build_graph(obj, mode=mode, highlight=highlight, show_types=show_types,
+                            max_nodes=10**9, id_prefix=id_prefix, with_dot=False,
+                            located=located)  # fmt: skip
+        return hierarchy(obj, mode=mode, regions=regions, graph=graph)
 
 
 def explore(
@@ -130,16 +174,15 @@ def explore(
     >>> mod, params = relay.testing.resnet.get_workload(num_layers=50)
     >>> relay.viz.explore(mod)            # doctest: +SKIP
     """
-    from .graph import build_graph
+    from ..util import paused_gc
 
-    graph = build_graph(obj, mode=mode, highlight=highlight, show_types=show_types,
-                        max_nodes=10**9, id_prefix=id_prefix, with_dot=False)  # fmt: skip
-    h = hierarchy(obj, mode=mode, regions=regions, graph=graph)
-    try:
-        from ..notebook.explorer import GraphExplorer
-    except ImportError:  # no anywidget: the static picture
-        return h
-    return GraphExplorer.from_hierarchy(h, title=title)
+    with paused_gc():  # one pause for the graph, the groups and the data
+        h = explore_hierarchy(obj, mode, regions, highlight, show_types, id_prefix=id_prefix)
+        try:
+            from ..notebook.explorer import GraphExplorer
+        except ImportError:  # no anywidget: the static picture
+            return h
+        return GraphExplorer.from_hierarchy(h, title=title)
 
 
-__all__ = ["explore", "explore_data"]
+__all__ = ["explore", "explore_data", "explore_hierarchy", "with_highlight"]

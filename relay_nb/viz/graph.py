@@ -90,6 +90,7 @@ def build_graph(
     *,
     id_prefix: str = "",
     with_dot: bool = True,
+    located: Optional[Located] = None,
 ) -> Graph:
     """Draw ``obj`` (an IRModule or an expression) as a :class:`Graph`.
 
@@ -120,6 +121,9 @@ def build_graph(
     with_dot
         False: leave :attr:`Graph.dot` empty (a caller that lays out the nodes itself,
         such as :func:`relay_nb.viz.explore`, saves writing the DOT text).
+    located
+        ``locate(obj)`` when the caller has it (``mode="dag"`` only: the ANF view prints
+        the converted program), so the program is not printed twice.
 
     Examples
     --------
@@ -151,7 +155,8 @@ def build_graph(
             from .anf import anf_with_origins
 
             program, origin = anf_with_origins(obj)
-        located = locate(program)
+        if located is None or mode == "anf":
+            located = locate(program)
         builder = _Builder(program, mode, located, origin, highlight, show_types, max_nodes,
                            id_prefix)  # fmt: skip
         builder.with_dot = with_dot
@@ -495,15 +500,45 @@ class _Builder:
         return self.names.get(info.expr)
 
     def _highlighted(self, info: NodeInfo, anchor: Expr) -> bool:
-        if info.id in self.hl_ids:
-            return True
-        hl = self.hl_exprs
-        if not hl:
-            return False
-        candidates = [anchor, info.expr, info.origin]
-        if isinstance(info.expr, Let):
-            candidates.append(info.expr.value)
-        return any(c is not None and c in hl for c in candidates)
+        return _is_highlighted(info, anchor, self.hl_ids, self.hl_exprs)
 
 
-__all__ = ["ClusterInfo", "EdgeInfo", "Graph", "NodeInfo", "build_graph"]
+def _is_highlighted(info: NodeInfo, anchor: Expr, hl_ids: Collection, hl_exprs: Collection) -> bool:
+    """A node is highlighted when its id, or what it draws (its anchor, expression, the
+    original an ANF binding replaces, a let's value), is in the highlight."""
+    if info.id in hl_ids:
+        return True
+    if not hl_exprs:
+        return False
+    candidates = [anchor, info.expr, info.origin]
+    if isinstance(info.expr, Let):
+        candidates.append(info.expr.value)
+    return any(c is not None and c in hl_exprs for c in candidates)
+
+
+def highlighted_ids(graph: Graph, highlight: Collection) -> set[str]:
+    """The ids of the nodes ``build_graph(..., highlight=highlight)`` would highlight in
+    ``graph`` (built without one): a view shared by several highlights (the pass
+    stepper's before/after of consecutive steps) applies each as a last, cheap step."""
+    hl_exprs = {h for h in highlight if isinstance(h, Expr)}
+    hl_ids = {h for h in highlight if isinstance(h, str)}
+    out: set[str] = set()
+    if not hl_exprs and not hl_ids:
+        return out
+    anf = graph.mode == "anf"
+    for node_id, info in graph.nodes.items():
+        if info.ref_of is not None:  # a repeated atom: as its canonical node
+            if info.ref_of in out:
+                out.add(node_id)
+            continue
+        expr = info.expr
+        if expr is None:
+            continue
+        # The builder's anchor: an ANF binding is drawn for its let's variable.
+        anchor = expr.var if anf and isinstance(expr, Let) else expr
+        if _is_highlighted(info, anchor, hl_ids, hl_exprs):
+            out.add(node_id)
+    return out
+
+
+__all__ = ["ClusterInfo", "EdgeInfo", "Graph", "NodeInfo", "build_graph", "highlighted_ids"]

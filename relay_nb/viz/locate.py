@@ -17,9 +17,27 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ir.expr import Constant, Constructor, Expr, GlobalVar, Let, MetaRef, TempExpr, Var
+from ..ir.expr import (
+    Call,
+    Constant,
+    Constructor,
+    Expr,
+    Function,
+    GlobalVar,
+    Let,
+    MetaRef,
+    TempExpr,
+    Var,
+)
 from ..ir.module import IRModule
-from ..syntax.printer import _METADATA_OMITTED, VERSION_HEADER, _canon, _has_entries, _TextPrinter
+from ..syntax.printer import (
+    _METADATA_OMITTED,
+    VERSION_HEADER,
+    _canon,
+    _has_entries,
+    _TextPrinter,
+    _write_metadata,
+)
 from ..util import paused_gc
 
 _MARK = re.compile("\x00(\\d+)\x01")
@@ -67,6 +85,15 @@ class Located:
     def name(self, node: Expr) -> str | None:
         return self.names.get(node)
 
+    def astext(self) -> str:
+        """What ``astext(obj, show_types=False)`` writes: the text with the metadata
+        section in place of the note that it was omitted (a caller that needs both the
+        located text and the full printout prints the program once)."""
+        meta = self.printer.meta
+        if not _has_entries(meta):
+            return self.text
+        return self.text[: -len(_METADATA_OMITTED)] + "#[metadata]\n" + _write_metadata(meta)
+
 
 def locate(obj: Any, show_types: bool = False) -> Located:
     """Print ``obj`` (graph form) and record every node's position and name.
@@ -110,8 +137,6 @@ def locate(obj: Any, show_types: bool = False) -> Located:
 def attrs_text(located: Located, node: Any) -> str:
     """``k=v, ...`` of a call's non-default attributes (or a function's attributes)."""
     printer = located.printer
-    from ..ir.expr import Call, Function
-
     try:
         if isinstance(node, Call) and node.attrs:
             parts = printer._call_attrs(node.op, node.attrs)
@@ -121,7 +146,8 @@ def attrs_text(located: Located, node: Any) -> str:
             return ""
     except Exception:  # an attribute the printer cannot spell: show it raw
         return ", ".join(f"{k}={v!r}" for k, v in dict(node.attrs).items())
-    return _MARK.sub("", ", ".join(parts))
+    text = ", ".join(parts)
+    return _MARK.sub("", text) if "\x00" in text else text  # a marked meta reference
 
 
 __all__ = ["Located", "attrs_text", "locate"]
