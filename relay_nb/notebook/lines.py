@@ -18,10 +18,9 @@ from typing import Optional
 
 import numpy as np
 
-# The characters the rule looks at; a string or comment is one token (its brackets and
-# separators do not count).  An unclosed string or comment runs to the end of the text.
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|//[^\n]*|/\*.*?(?:\*/|\Z)|[()\[\]{}\n;,]', re.S)
-# The strings and comments alone (the same ones _TOKEN finds: no bracket starts one).
+# Strings and comments: each one token whose brackets and separators do not count.  An
+# unclosed string or comment runs to the end of the text.  The rule looks at them and at
+# the single characters below.
 _SKIPPED = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|//[^\n]*|/\*.*?(?:\*/|\Z)', re.S)
 _OPEN, _CLOSE = "([{", ")]}"
 _ENDS = "\n;,"

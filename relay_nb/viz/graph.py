@@ -179,8 +179,7 @@ class _Builder:
         self.prefix = prefix
         self.with_dot = True
         self.types = TypeWriter()  # one type-text cache for the drawing
-        self.hl_exprs = {h for h in highlight if isinstance(h, Expr)}
-        self.hl_ids = {h for h in highlight if isinstance(h, str)}
+        self.hl_exprs, self.hl_ids = _split_highlight(highlight)
         if isinstance(program, IRModule):
             defs = sorted(program.functions.items(), key=lambda kv: kv[0].name_hint)
             self.roots = [fn for _, fn in defs]
@@ -503,6 +502,11 @@ class _Builder:
         return _is_highlighted(info, anchor, self.hl_ids, self.hl_exprs)
 
 
+def _split_highlight(highlight: Collection) -> tuple[set, set]:
+    """``highlight`` as (expressions, node ids)."""
+    return {h for h in highlight if isinstance(h, Expr)}, {h for h in highlight if isinstance(h, str)}
+
+
 def _is_highlighted(info: NodeInfo, anchor: Expr, hl_ids: Collection, hl_exprs: Collection) -> bool:
     """A node is highlighted when its id, or what it draws (its anchor, expression, the
     original an ANF binding replaces, a let's value), is in the highlight."""
@@ -520,8 +524,7 @@ def highlighted_ids(graph: Graph, highlight: Collection) -> set[str]:
     """The ids of the nodes ``build_graph(..., highlight=highlight)`` would highlight in
     ``graph`` (built without one): a view shared by several highlights (the pass
     stepper's before/after of consecutive steps) applies each as a last, cheap step."""
-    hl_exprs = {h for h in highlight if isinstance(h, Expr)}
-    hl_ids = {h for h in highlight if isinstance(h, str)}
+    hl_exprs, hl_ids = _split_highlight(highlight)
     out: set[str] = set()
     if not hl_exprs and not hl_ids:
         return out

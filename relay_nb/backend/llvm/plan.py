@@ -194,13 +194,14 @@ class Plan:
             for s in step.outs:
                 if s not in intermediate:
                     continue
-                b = _fit(free, sizes, self._nbytes(s))
+                nbytes = self._nbytes(s)
+                b = _fit(free, sizes, nbytes)
                 if b is None:
                     b = len(sizes)
-                    sizes.append(self._nbytes(s))
+                    sizes.append(nbytes)
                 else:
                     free.remove(b)
-                    sizes[b] = max(sizes[b], self._nbytes(s))
+                    sizes[b] = max(sizes[b], nbytes)
                 where[s] = b
             for s in dying.get(k, ()):
                 free.append(where[s])
@@ -391,17 +392,11 @@ def _fit(free: list[int], sizes: list[int], nbytes: int) -> Optional[int]:
     """The free buffer a slot of ``nbytes`` takes: the smallest that holds it, else the
     largest (which then grows), the most recently freed among equals (still in cache);
     None when none is free.  Exact sizes only left MobileNet v2 with 29 buffers, 17 MiB."""
-    best = None
-    for b in reversed(free):
-        size = sizes[b]
-        if best is None:
-            best = b
-        elif size >= nbytes:
-            if sizes[best] < nbytes or size < sizes[best]:
-                best = b
-        elif sizes[best] < nbytes and size > sizes[best]:
-            best = b
-    return best
+    recent_first = free[::-1]  # min and max keep the first of equals
+    holding = [b for b in recent_first if sizes[b] >= nbytes]
+    if holding:
+        return min(holding, key=sizes.__getitem__)
+    return max(recent_first, key=sizes.__getitem__, default=None)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ what it declines (returns False for) runs as the generator's plain loop instead.
 * :mod:`.runtime` — the inner loops compiled once per process: packing and the
   register-tiled macro-kernel (:mod:`.gemm`), the im2col packer (:mod:`.conv_pack`), and
   unpacked kernels for few rows (:mod:`.small`);
-* :mod:`.prepack` — constant operands (conv weights) packed once, when the kernel is bound
+* :mod:`.prepack` — constant operands (conv, dense and matmul weights) packed once, when the kernel is bound
   to its constants, into the panels the macro-kernel reads.
 """
 
@@ -62,7 +62,7 @@ def emit_anchor(call: "AnchorCall") -> bool:
     """
     from .conv2d import emit_conv2d
     from .driver import emit_gemm
-    from .matmul import matmul_gemm
+    from .matmul import matmul_gemm, prepack_weights
 
     if not _lowerable(call):
         return False
@@ -70,29 +70,12 @@ def emit_anchor(call: "AnchorCall") -> bool:
         g = matmul_gemm(call)
         if g is None:
             return False
-        _prepack_weights(call, g)
+        prepack_weights(call, g)
         emit_gemm(call.builder, g)
         return True
     if call.op_name == "nn.conv2d":
         return emit_conv2d(call)
     return False
-
-
-def _prepack_weights(call: AnchorCall, g) -> None:
-    """A constant B (a dense / matmul weight): packed into the macro-kernel's panels once,
-    not by ``pack_b`` on every call.  Only for the tiled path with scratch memory (its
-    unpacked fallback would read B as given) and a B shared by the whole batch."""
-    from .driver import plan, small_path, tiled
-    from .gemm import tile_for
-    from .prepack import PanelsB
-
-    if call.prepack is None or g.scratch is None or not tiled(g) or small_path(g) is not None:
-        return
-    if g.b.bs != (0, 0) or (g.b.rs, g.b.cs) not in ((g.n, 1), (1, g.k)):
-        return
-    panels = PanelsB(g.k, g.n, plan(g).kc, tile_for(g.dt).nr, transposed=g.b.rs == 1 and g.k > 1)
-    if call.prepack(1, panels):
-        g.b_panels = panels
 
 
 __all__ = ["emit_anchor", "AnchorCall"]

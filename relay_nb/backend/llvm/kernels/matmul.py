@@ -17,6 +17,7 @@ from typing import Optional
 
 from ..anchor import AnchorCall
 from ..codegen.types import dtype
+from .prepack import PanelsB
 from .problem import Gemm, Matrix
 
 
@@ -77,3 +78,19 @@ def _matrix_product(call: AnchorCall, a_shape, b_shape, a_dt, b_dt, c_dt) -> Opt
     m = math.prod(a_shape[:-1])
     a = Matrix(x, a_dt, k, 1)
     return Gemm(m, n, k, a, _b_matrix(w, b_dt, k, n, tb), call.output, c_dt, epilogue=call.epilogue)
+
+
+def prepack_weights(call: AnchorCall, g: Gemm) -> None:
+    """A constant B (a dense / matmul weight): packed into the macro-kernel's panels once,
+    not by ``pack_b`` on every call.  Only for the tiled path with scratch memory (its
+    unpacked fallback would read B as given) and a B shared by the whole batch."""
+    from .driver import plan, small_path, tiled
+    from .gemm import tile_for
+
+    if call.prepack is None or g.scratch is None or not tiled(g) or small_path(g) is not None:
+        return
+    if g.b.bs != (0, 0) or (g.b.rs, g.b.cs) not in ((g.n, 1), (1, g.k)):
+        return
+    panels = PanelsB(g.k, g.n, plan(g).kc, tile_for(g.dt).nr, transposed=g.b.rs == 1 and g.k > 1)
+    if call.prepack(1, panels):
+        g.b_panels = panels
