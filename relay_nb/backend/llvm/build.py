@@ -23,6 +23,7 @@ from ...ir.module import IRModule
 from .cache import KernelCache
 from .executor import JITExecutor
 from .heap import release_freed
+from .offload import parallel_compiles
 from .pool import prepare_native
 from .kernel import Kernel
 from .plan import PlanMemory
@@ -92,9 +93,12 @@ class BuildReport:
     def __str__(self) -> str:
         native = sum(k.ran_native for k in self.kernels)
         loaded = sum(k.from_disk for k in self.kernels)
+        aside = sum(k.in_compile_process for k in self.kernels)
         lines = [f"{len(self.kernels)} kernels: {native} native, {len(self.kernels) - native} fell back to numpy"]
         if loaded:
             lines[0] += f"; {loaded} loaded from the disk cache"
+        if aside:
+            lines[0] += f"; {aside} compiled by a second process"
         lines.append(f"{'kernel':40} {'how':28} {'compile ms':>10} {'calls':>6} {'run ms':>9}")
         for name, ops, how, comp, calls, run in self.rows():
             lines.append(f"{name[:40]:40} {how[:28]:28} {comp:10.2f} {calls:6d} {run:9.3f}")
@@ -273,10 +277,12 @@ def build(
     # without one, inference runs again)
     fused = executor._typed(optimized, checked=fully_typed(optimized))
     kernels: list[Kernel] = []
-    for f in _primitive_functions(fused):
-        k = executor.primitive(f)
-        if k is not None and all(k is not other for other in kernels):
-            kernels.append(k)
+    functions = _primitive_functions(fused)
+    with parallel_compiles(len(functions)):  # LLVM on a second core while this one lowers
+        for f in functions:
+            k = executor.primitive(f)
+            if k is not None and all(k is not other for other in kernels):
+                kernels.append(k)
     prepare_native(kernels)
     return BuiltModule(fused, executor, kernels)
 

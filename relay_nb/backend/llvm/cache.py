@@ -419,7 +419,7 @@ def compile_kernel(func: Function, cache: Optional["KernelCache"] = None) -> Ker
         except TypeError:  # a packed layout with no disk form: compiled, not stored
             save = None
     try:
-        compiled = compile_ir(ir_text, [symbol], _module_name(symbol), speed_level=level, emit_asm=False, save_object=save)
+        compiled = compile_ir(ir_text, [symbol], _module_name(symbol), level, False, save, offload=True)
     except Exception as exc:
         return Kernel.fallback(name, func, ops, f"LLVM rejected the kernel: {exc}")
     kernel = Kernel(name, func, ops)

@@ -161,14 +161,14 @@ def exports(ir_text: str) -> list[str]:
     return _DEFINE_FN.findall(ir_text) + _DEFINE_VAR.findall(ir_text)
 
 
-def compile_cached(key: str, build: Callable[[], str], symbols: list[str], name: str, speed_level: int = 3):
+def compile_cached(key: str, build: Callable[[], str], symbols: list[str], name: str, speed_level: int = 3, offload: bool = False):
     """The :class:`~.jit.CompiledModule` of ``build()``'s IR, stored under ``key``: loaded
     from disk when a valid entry exists (``build`` then runs only if someone asks for
-    the IR), else compiled and stored."""
+    the IR), else compiled and stored (``offload``: see :func:`.jit.compile_ir`)."""
     from .jit import compile_ir, load_object
 
     if not enabled():
-        return compile_ir(build(), symbols, name, speed_level, emit_asm=False)
+        return compile_ir(build(), symbols, name, speed_level, emit_asm=False, offload=offload)
     entry = load(key)
     if entry is not None:
         try:
@@ -177,7 +177,7 @@ def compile_cached(key: str, build: Callable[[], str], symbols: list[str], name:
             pass  # compile and overwrite it
     ir_text = build()
     save = functools.partial(store, key, {"externals": externals(ir_text)}) if exports(ir_text) == symbols else None
-    return compile_ir(ir_text, symbols, name, speed_level, emit_asm=False, save_object=save)
+    return compile_ir(ir_text, symbols, name, speed_level, emit_asm=False, save_object=save, offload=offload)
 
 
 def clear_cache() -> int:

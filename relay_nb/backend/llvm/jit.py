@@ -19,6 +19,12 @@ The engine has an MCJIT object cache: after compiling a module it hands us the m
 code (:func:`compile_ir`'s ``save_object``, which the disk cache writes), and before
 compiling one it asks us for code: :func:`load_object` adds an empty module whose code
 we supply, so a kernel compiled by an earlier process runs without IR or optimization.
+
+llvmlite serializes every call into LLVM behind one process-wide lock, so threads cannot
+compile in parallel; inside ``relay.build`` a second *process* can (:mod:`.offload`):
+:func:`compile_ir` then hands it some modules and returns them *pending* — their machine
+code (:func:`compile_object`, byte-identical to what this engine would make) is loaded
+through the same object-cache path when :meth:`CompiledModule.finish` is called.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ _state: dict = {}
 _released: list[str] = []  # names of modules to take out of the engine at the next chance
 _objects: dict[str, bytes] = {}  # module name -> object code MCJIT just compiled (notify)
 _supplied: dict[str, bytes] = {}  # module name -> object code to give MCJIT instead of compiling
+_pending_exports: dict[str, "CompiledModule"] = {}  # symbol -> the pending module defining it
+_finishing = threading.RLock()  # one thread loads pending modules (one may load those it calls)
 
 
 @dataclass(eq=False)
@@ -57,9 +65,65 @@ class CompiledModule:
     _optimized: Optional[str] = field(default=None, repr=False)
     _regenerate: Optional[Callable[[], str]] = field(default=None, repr=False)
     _speed_level: int = 3
+    in_worker: bool = False  # compiled by the build's compile process (see .offload)
+    error: str = ""  # why a pending module has no code (LLVM rejected it here too)
+    _job: Optional[object] = field(default=None, repr=False)  # the offload job while pending
+    _ready: list = field(default_factory=list, repr=False)  # callbacks run once it is loaded
+    _save: Optional[Callable[[bytes], None]] = field(default=None, repr=False)
+
+    @property
+    def pending(self) -> bool:
+        """Whether the code is still being compiled in the compile process."""
+        return self._job is not None
 
     def address(self, symbol: str) -> int:
+        if self._job is not None:
+            self.finish()
         return self.addresses[symbol]
+
+    def when_loaded(self, callback: Callable[["CompiledModule"], None]) -> None:
+        """Call ``callback(self)`` once the code is in the engine (now, if it is)."""
+        if self._job is None:
+            callback(self)
+        else:
+            self._ready.append(callback)
+
+    def finish(self) -> None:
+        """Wait for a pending module's code and add it to the engine; if the compile process
+        failed (died, refused the IR, sent code that does not load) compile it here.  If
+        LLVM rejects the IR here too, ``error`` says why and the module has no code."""
+        with _finishing:
+            if self._job is not None:
+                self._finish()
+
+    def _finish(self) -> None:
+        job = self._job  # still pending (for other threads) until loaded
+        symbols = list(self.addresses)
+        for s in symbols:
+            _pending_exports.pop(s, None)
+        try:
+            try:
+                obj, seconds = job.result()
+                loaded = load_object(obj, symbols, self.name, _externals(self._ir), lambda: "", self._speed_level)
+                self.compile_seconds = seconds + loaded.compile_seconds
+                self.in_worker = True
+            except Exception:
+                obj = b""
+                try:
+                    loaded = compile_ir(self._ir, symbols, self.name, self._speed_level, False, self._save)
+                except Exception as exc:
+                    self.error = f"LLVM rejected the kernel: {exc}"
+                    return
+                self.compile_seconds = loaded.compile_seconds
+                self._optimized = loaded._optimized
+            self.addresses, self.object_bytes = loaded.addresses, loaded.object_bytes
+            if obj and self._save is not None:
+                self._save(obj)
+        finally:
+            self._save = self._job = None
+            ready, self._ready = self._ready, []
+            for callback in ready:
+                callback(self)
 
     @property
     def ir(self) -> str:
@@ -78,17 +142,22 @@ class CompiledModule:
         return len(self._ir or "") + len(self._optimized or "")
 
 
+def _machine():
+    """A target machine for the host CPU, as the engine compiles with (the JIT code model)."""
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(),
+        features=llvm.get_host_cpu_features().flatten(),
+        opt=3,
+        jit=True,
+    )
+
+
 def _init() -> dict:
     if not _state:
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        target = llvm.Target.from_default_triple()
-        machine = target.create_target_machine(
-            cpu=llvm.get_host_cpu_name(),
-            features=llvm.get_host_cpu_features().flatten(),
-            opt=3,
-            jit=True,
-        )
+        machine = _machine()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
         # MCJIT's object cache: asked for a module's code before compiling it, told the
         # code after; the disk cache (disk_cache.py) reads and fills it through these.
@@ -150,12 +219,33 @@ def with_vector_width(ir_text: str, name: str = "") -> str:
     return "\n".join(lines)
 
 
-def _optimize(state: dict, module, speed_level: int) -> None:
+def _optimize(machine, module, speed_level: int) -> None:
     tuning = llvm.create_pipeline_tuning_options(speed_level=speed_level)
     tuning.loop_vectorization = True
     tuning.slp_vectorization = True
-    builder = llvm.create_pass_builder(state["machine"], tuning)
+    builder = llvm.create_pass_builder(machine, tuning)
     builder.getModulePassManager().run(module, builder)
+
+
+_object_machine: list = []  # the compile process's target machine (it has no engine)
+
+
+def compile_object(ir_text: str, name: str, speed_level: int = 3) -> bytes:
+    """The machine code of ``ir_text`` (already given the vector width), parsed, verified and
+    optimized as :func:`compile_ir` does: what the compile process (:mod:`.offload`) runs.
+    The same target machine settings and pipeline make the same bytes the engine's MCJIT
+    would hand its object cache."""
+    if not _object_machine:
+        _object_machine.append(_machine())
+    machine = _object_machine[0]
+    module = llvm.parse_assembly(ir_text)
+    module.name = name
+    module.verify()
+    _optimize(machine, module, speed_level)
+    try:
+        return machine.emit_object(module)
+    finally:
+        module.close()
 
 
 def compile_ir(
@@ -165,13 +255,33 @@ def compile_ir(
     speed_level: int = 3,
     emit_asm: bool = True,
     save_object: Optional[Callable[[bytes], None]] = None,
+    offload: bool = False,
 ) -> CompiledModule:
     """Parse, verify, optimize (O3 with loop and SLP vectorization for the host CPU) and add
     ``ir_text`` to the engine; return its text forms and the addresses of ``symbols``.
 
     ``emit_asm=False`` skips the assembly (a third of the compile time); get it later from
     :func:`assembly` of the optimized IR.  ``save_object`` is called with the machine
-    code (after the lock is released), for the disk cache."""
+    code (after the lock is released), for the disk cache.
+
+    With ``offload`` (a kernel: nothing else links against it) and inside
+    :func:`.offload.parallel_compiles` (``relay.build``), the module may go to the compile
+    process instead: it comes back :attr:`~CompiledModule.pending`
+    (no addresses until :meth:`~CompiledModule.finish`, which the build calls)."""
+    if offload and not emit_asm:
+        from .offload import submit
+
+        job = submit(with_vector_width(ir_text, name), name, speed_level)
+        if job is not None:
+            job.module = CompiledModule(
+                name, 0.0, {s: 0 for s in symbols}, "", False, 0, ir_text, None, None, speed_level,
+                _job=job, _save=save_object,
+            )
+            for s in symbols:  # a runtime routine: what calls it waits for it (_await)
+                _pending_exports[s] = job.module
+            return job.module
+    if _pending_exports:
+        _await(_externals(ir_text))
     with _lock:
         state = _init()
         _drain(state)
@@ -179,7 +289,7 @@ def compile_ir(
         module = llvm.parse_assembly(with_vector_width(ir_text, name))
         module.name = name
         module.verify()
-        _optimize(state, module, speed_level)
+        _optimize(state["machine"], module, speed_level)
         optimized = str(module)
         asm = state["machine"].emit_assembly(module) if emit_asm else ""
         engine = state["engine"]
@@ -207,6 +317,8 @@ def load_object(
     in the engine or the process (the caller compiles runtime routines first), because
     MCJIT aborts the process on a symbol it cannot resolve.  A RuntimeError if one is
     missing or the code does not define ``symbols``."""
+    if _pending_exports:
+        _await(externals)
     with _lock:
         state = _init()
         _drain(state)
@@ -243,7 +355,7 @@ def optimize(ir_text: str, speed_level: int = 3, name: str = "") -> str:
     with _lock:
         state = _init()
         module = llvm.parse_assembly(with_vector_width(ir_text, name))
-        _optimize(state, module, speed_level)
+        _optimize(state["machine"], module, speed_level)
         return str(module)
 
 
@@ -270,6 +382,24 @@ def _drain(state: dict) -> None:
         if module is not None:
             engine.remove_module(module)
             module.close()
+
+
+def _await(externals: list[str]) -> None:
+    """Load the pending modules (runtime routines in the compile process) that define any of
+    ``externals``, before code calling them goes to MCJIT (which aborts on a missing symbol):
+    a RuntimeError if one has no code."""
+    for e in externals:
+        module = _pending_exports.get(e)
+        if module is not None:
+            module.finish()
+            if module.error:
+                raise RuntimeError(f"{e}: {module.error}")
+
+
+def _externals(ir_text: str) -> list[str]:
+    from .disk_cache import externals
+
+    return externals(ir_text)
 
 
 def module_names() -> list[str]:

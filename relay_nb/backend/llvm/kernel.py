@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import ctypes
+import functools
 import html
 import math
 import threading
@@ -126,8 +127,10 @@ class Kernel:
         self._parallel, self._unit_ns, self._chunk_ns = lowered.parallel, lowered.unit_ns, lowered.chunk_ns
         n = len(self._params) + len(self._constants) + len(self._outputs) + 2
         proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n), ctypes.c_int64, ctypes.c_int64)
-        self._fn = compiled.address(lowered.symbol)
-        self._cfunc = proto(self._fn)
+        if compiled.pending:  # in the build's compile process: linked when the build loads it
+            compiled.when_loaded(functools.partial(self._link, proto, lowered.symbol, True))
+        else:
+            self._link(proto, lowered.symbol, False, compiled)
         self._in_specs = [(name, t, np.dtype(_np_name(t.dtype)), tuple(t.shape)) for name, t in self._params]
         self._const_addresses = [_address(c) for c in self._constants]
         self._out_specs = []
@@ -141,6 +144,23 @@ class Kernel:
         self._tuple_params = any(isinstance(p._checked_type, TupleType) for p in self.func.params)
         self._tuple_result = isinstance(self._ret, TupleType)
 
+    def _link(self, proto, symbol: str, late: bool, compiled) -> None:
+        """Point the kernel at its compiled function; a module that failed to compile (in the
+        compile process and again here) leaves the kernel running numpy instead."""
+        if compiled.error:
+            self.native, self.reason, self._compiled, self._signature = False, compiled.error, None, None
+            return
+        self._fn = compiled.address(symbol)
+        self._cfunc = proto(self._fn)
+        if late:  # the build counted lowering only, not yet the compile process's LLVM time
+            self.compile_seconds += compiled.compile_seconds
+
+    def ensure_linked(self) -> None:
+        """Load this kernel's code if it is still pending (a build interrupted while its
+        compile process worked; the build itself loads every module before it returns)."""
+        if self.native and self._cfunc is None and self._compiled is not None:
+            self._compiled.finish()
+
     # -- inspection ----------------------------------------------------------------------------
     @property
     def ir(self) -> str:
@@ -151,6 +171,11 @@ class Kernel:
     def optimized_ir(self) -> str:
         """LLVM IR after optimization (likewise made on demand for loaded code)."""
         return self._compiled.optimized_ir if self._compiled is not None else ""
+
+    @property
+    def in_compile_process(self) -> bool:
+        """Whether the build's compile process made this kernel's code (see :mod:`.offload`)."""
+        return self._compiled is not None and self._compiled.in_worker
 
     @property
     def from_disk(self) -> bool:
@@ -215,9 +240,10 @@ class Kernel:
         return self.native
 
     def how(self) -> str:
-        """One phrase for reports: ``native``, ``native (disk cache)`` or ``numpy: <why>``."""
+        """One phrase for reports: ``native``, ``native (disk cache)``, ``native (compile
+        process)`` (compiled beside the build, see :mod:`.offload`) or ``numpy: <why>``."""
         if self.native:
-            return "native (disk cache)" if self.from_disk else "native"
+            return "native (disk cache)" if self.from_disk else "native (compile process)" if self.in_compile_process else "native"
         return "numpy: " + self.reason
 
     def summary(self) -> str:
@@ -253,6 +279,8 @@ class Kernel:
         (default: what the JIT executor running it set, else 1)."""
         start = time.perf_counter()
         try:
+            if self._cfunc is None:
+                self.ensure_linked()
             if not self.native:
                 return self._run_fallback(args)
             return self._run_native(args, current_threads() if threads is None else threads)

@@ -229,6 +229,7 @@ class Plan:
         extra: list = []
         for step in self.steps:
             k = step.kernel
+            k.ensure_linked()
             if k.native:
                 step.workspace = shared if k._workspace else None
                 step.status = np.zeros(2, np.int64) if k._status else None

@@ -67,7 +67,8 @@ def _ensure(entry: str, dtype: str) -> None:
 
         return entry_ir(entry, dtype, name)
 
-    compile_cached(f"runtime {entry} {dtype} O{level}", build, [symbol(entry, dtype)], name, level)
+    # inside a build the compile process may take it: code calling it waits for it (jit._await)
+    compile_cached(f"runtime {entry} {dtype} O{level}", build, [symbol(entry, dtype)], name, level, offload=True)
     _compiled.add(symbol(entry, dtype))
 
 
