@@ -106,7 +106,7 @@ class CompiledModule:
                 obj, seconds = job.result()
                 loaded = load_object(obj, symbols, self.name, _externals(self._ir), lambda: "", self._speed_level)
                 self.compile_seconds = seconds + loaded.compile_seconds
-                self.in_worker = True
+                self.in_worker = job.remote
             except Exception:
                 obj = b""
                 try:
@@ -235,17 +235,18 @@ def compile_object(ir_text: str, name: str, speed_level: int = 3) -> bytes:
     optimized as :func:`compile_ir` does: what the compile process (:mod:`.offload`) runs.
     The same target machine settings and pipeline make the same bytes the engine's MCJIT
     would hand its object cache."""
-    if not _object_machine:
-        _object_machine.append(_machine())
-    machine = _object_machine[0]
-    module = llvm.parse_assembly(ir_text)
-    module.name = name
-    module.verify()
-    _optimize(machine, module, speed_level)
-    try:
-        return machine.emit_object(module)
-    finally:
-        module.close()
+    with _lock:
+        if not _object_machine:
+            _object_machine.append(_machine())
+        machine = _object_machine[0]
+        module = llvm.parse_assembly(ir_text)
+        try:
+            module.name = name
+            module.verify()
+            _optimize(machine, module, speed_level)
+            return machine.emit_object(module)
+        finally:
+            module.close()
 
 
 def compile_ir(
@@ -264,10 +265,11 @@ def compile_ir(
     :func:`assembly` of the optimized IR.  ``save_object`` is called with the machine
     code (after the lock is released), for the disk cache.
 
-    With ``offload`` (a kernel: nothing else links against it) and inside
-    :func:`.offload.parallel_compiles` (``relay.build``), the module may go to the compile
-    process instead: it comes back :attr:`~CompiledModule.pending`
-    (no addresses until :meth:`~CompiledModule.finish`, which the build calls)."""
+    With ``offload`` and inside :func:`.offload.parallel_compiles` (``relay.build``), the
+    module goes to the compile process or is compiled here to machine code, and comes back
+    :attr:`~CompiledModule.pending`: no addresses until :meth:`~CompiledModule.finish`, which
+    the build calls for every module in order (so a kernel is never held up by a runtime
+    routine it calls that is still compiling)."""
     if offload and not emit_asm:
         from .offload import submit
 

@@ -4,9 +4,10 @@ llvmlite holds one process-wide lock around every call into LLVM, so threads can
 compile at once, and LLVM is most of a cold build (ResNet-50: ~2.4 of ~3 s).
 ``relay.build`` lowers kernel after kernel in Python; inside :func:`parallel_compiles` a
 compile process (:mod:`.compile_worker`) takes modules while it has fewer than ``QUEUE``
-waiting (:func:`submit`), and this process compiles the rest itself, so neither waits for
-the other.  The build then loads the returned machine code through the engine's object
-cache (:meth:`.jit.CompiledModule.finish`): the same bytes this process would have made.
+waiting (:func:`submit`), and this process compiles the rest itself, to machine code too,
+so neither waits for the other (nor a kernel for a runtime routine it calls).  The build
+then loads every module's code in order through the engine's object cache
+(:meth:`.jit.CompiledModule.finish`): the same bytes MCJIT would have made.
 
 The process starts at a build's first compile (a warm build, all from the disk cache,
 never starts it), only for builds of at least ``MIN_FUNCTIONS`` primitive functions and
@@ -23,6 +24,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from typing import Iterator, Optional
 
 from .compile_worker import REPLY, REQUEST
@@ -47,9 +49,10 @@ def command() -> list[str]:
 class Job:
     """One module handed to the compile process; ``result()`` waits for its code."""
 
-    __slots__ = ("done", "code", "seconds", "error", "module")
+    __slots__ = ("done", "code", "seconds", "error", "module", "remote")
 
-    def __init__(self) -> None:
+    def __init__(self, remote: bool = True) -> None:
+        self.remote = remote  # False: compiled in this process (see _Batch.submit)
         self.done = threading.Event()
         self.code = b""
         self.seconds = 0.0
@@ -172,21 +175,29 @@ class _Batch:
         self.broken = False
         self.jobs: list[Job] = []
 
-    def submit(self, ir_text: str, name: str, speed_level: int) -> Optional[Job]:
-        if self.broken:
-            return None
-        if self.process is None:
+    def submit(self, ir_text: str, name: str, speed_level: int) -> Job:
+        """The module to the compile process if it is idle enough, else compiled here now;
+        either way loaded at :meth:`finish` (after the routines it calls)."""
+        if self.process is None and not self.broken:
             try:
                 self.process = _Process()
             except OSError:
                 self.broken = True
-                return None
-        if self.process.proc.poll() is not None:
+        if self.process is not None and self.process.proc.poll() is not None:
             self.broken = True
-            return None
-        if self.process.waiting() >= QUEUE:
-            return None
-        job = self.process.submit(ir_text, name, speed_level)
+        if not self.broken and self.process.waiting() < QUEUE:
+            job = self.process.submit(ir_text, name, speed_level)
+        else:
+            from .jit import compile_object
+
+            job = Job(remote=False)
+            start = time.perf_counter()
+            try:
+                job.code = compile_object(ir_text, name, speed_level)
+            except Exception as exc:  # LLVM rejects it: finish() tries again and says why
+                job.error = f"{type(exc).__name__}: {exc}"
+            job.seconds = time.perf_counter() - start
+            job.done.set()
         self.jobs.append(job)
         return job
 
@@ -230,8 +241,8 @@ def parallel_compiles(functions: int) -> Iterator[None]:
 
 
 def submit(ir_text: str, name: str, speed_level: int) -> Optional[Job]:
-    """Hand module ``name`` to this thread's compile process, or None: compile it here (no
-    build running, process busy or broken)."""
+    """Module ``name``'s machine code to come, from the compile process or compiled here,
+    for loading when the build ends; None when no build runs on this thread."""
     batch = getattr(_local, "batch", None)
     return batch.submit(ir_text, name, speed_level) if batch is not None else None
 
