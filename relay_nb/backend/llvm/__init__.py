@@ -2,7 +2,8 @@
 
 * :mod:`.codegen` — the pure lowering ``Function -> llvmlite.ir.Module`` and the
   registry's ``llvm`` column (one rule per op);
-* :mod:`.jit` — the process's one execution engine;
+* :mod:`.jit` — the process's one execution engine; :mod:`.offload` — a build's second
+  core: a compile process (:mod:`.compile_worker`) running LLVM beside it;
 * :mod:`.kernel` / :mod:`.cache` — compiled kernels (inspectable, safe to call) and the
   cache keyed by structural hash and types; :mod:`.disk_cache` — their machine code on
   disk, so a restarted process loads instead of compiling;
