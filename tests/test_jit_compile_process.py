@@ -100,11 +100,14 @@ def test_a_small_build_never_starts_the_process(fresh_cache_dir):
         "while len(h := sys.stdin.buffer.read(REQUEST.size)) == REQUEST.size:\n"
         "    job, level, n = REQUEST.unpack(h); sys.stdin.buffer.read(n)\n"
         "    sys.stdout.buffer.write(REPLY.pack(job, 0, 0.0, 4) + b'nope'); sys.stdout.buffer.flush()\n",
+        # reads every request and never answers
+        "import sys\nwhile sys.stdin.buffer.read(4096): pass\n",
     ],
-    ids=["dies", "garbage", "refuses"],
+    ids=["dies", "garbage", "refuses", "hangs"],
 )
 def test_a_failing_compile_process_costs_only_time(fresh_cache_dir, monkeypatch, script):
     monkeypatch.setattr(offload, "command", lambda: [sys.executable, "-c", script])
+    monkeypatch.setattr(offload, "TIMEOUT_S", 2.0)  # a hung process is given up after this
     lib = _build()
     assert all(k.native and not k.in_compile_process for k in lib.kernels)
     args = _args()

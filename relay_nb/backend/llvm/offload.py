@@ -49,10 +49,11 @@ def command() -> list[str]:
 class Job:
     """One module handed to the compile process; ``result()`` waits for its code."""
 
-    __slots__ = ("done", "code", "seconds", "error", "module", "remote")
+    __slots__ = ("done", "code", "seconds", "error", "module", "remote", "owner")
 
-    def __init__(self, remote: bool = True) -> None:
-        self.remote = remote  # False: compiled in this process (see _Batch.submit)
+    def __init__(self, owner: Optional["_Process"] = None) -> None:
+        self.owner = owner  # the compile process doing it (None: compiled in this process)
+        self.remote = owner is not None
         self.done = threading.Event()
         self.code = b""
         self.seconds = 0.0
@@ -61,6 +62,7 @@ class Job:
 
     def result(self) -> tuple[bytes, float]:
         if not self.done.wait(TIMEOUT_S):
+            self.owner.proc.kill()  # hung: its other jobs fail now instead of each timing out
             raise RuntimeError("the compile process did not answer")
         if self.error:
             raise RuntimeError(self.error)
@@ -99,7 +101,7 @@ class _Process:
             return len(self.jobs)
 
     def submit(self, ir_text: str, name: str, speed_level: int) -> Job:
-        job = Job()
+        job = Job(self)
         with self.lock:
             self.count += 1
             self.jobs[self.count] = job
@@ -181,7 +183,7 @@ class _Batch:
         if self.process is None and not self.broken:
             try:
                 self.process = _Process()
-            except OSError:
+            except Exception:  # no interpreter to start (embedded Python), no fork: compile here
                 self.broken = True
         if self.process is not None and self.process.proc.poll() is not None:
             self.broken = True
@@ -190,7 +192,7 @@ class _Batch:
         else:
             from .jit import compile_object
 
-            job = Job(remote=False)
+            job = Job()
             start = time.perf_counter()
             try:
                 job.code = compile_object(ir_text, name, speed_level)
