@@ -21,8 +21,10 @@ workers stay alive for the whole model and take turns (interleaved rounds, each 
 calls), so every peer sees the same machine load; a latency is the median of all its
 calls.  A ratio is latency over onnxruntime's at the same thread count (the issue's
 floor: <= 1.5x).  Build times are ``relay.build`` alone (import excluded; see
-``bench_import.py``), each in a fresh process: cold with an empty ``RELAY_NB_CACHE_DIR``,
-warm with the directory the cold build filled.  Python byte-code caching is on for the
+``bench_import.py``), each in a fresh process: cold with an empty ``RELAY_NB_CACHE_DIR``
+(median of ``COLD_REPEATS``, alternating with as many built with
+``RELAY_NB_COMPILE_PROCESS=0``, all LLVM in the one process: the "1 proc" column), warm
+with the directory the first cold build filled.  Python byte-code caching is on for the
 workers (into the model's scratch folder) when the environment turned it off, as in an
 installed package: otherwise every worker compiles the relay_nb sources ``relay.build``
 imports (0.1-0.25 s of a warm build here); the cold build's worker writes them.  "err"
@@ -45,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -198,13 +201,13 @@ def _env(threads: int, cache_dir: str) -> dict:
 class Worker:
     """One runtime at one thread count in its own process, driven over stdin/stdout."""
 
-    def __init__(self, runtime: str, threads: int, folder: str, cache_dir: str, build_only: bool = False):
+    def __init__(self, runtime: str, threads: int, folder: str, cache_dir: str, build_only: bool = False, env: Optional[dict] = None):
         self.runtime, self.threads = runtime, threads
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", runtime, "--threads", str(threads), "--dir", folder]
         if build_only:
             cmd.append("--build-only")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                     env=_env(threads, cache_dir))
+                                     env={**_env(threads, cache_dir), **(env or {})})
         self.times: list[float] = []
         self.hello = self._read()
 
@@ -227,13 +230,29 @@ class Worker:
         return bye
 
 
-def _build_time(folder: str, cache_dir: str, threads: int) -> float:
-    w = Worker("relay", threads, folder, cache_dir, build_only=True)
+COLD_REPEATS = 3
+"""Cold builds per model and way (a single one ranged 1.8-3.7 s for ResNet-50 here)."""
+
+
+def _build_time(folder: str, cache_dir: str, threads: int, env: Optional[dict] = None) -> float:
+    w = Worker("relay", threads, folder, cache_dir, build_only=True, env=env)
     w.proc.wait()
     return w.hello["build"]
 
 
-def measure(name: str, builder, folder: str, runtimes, all_threads: int, rounds: int) -> dict:
+def _cold_builds(folder: str, cache_dir: str, threads: int, repeats: int) -> tuple[float, float]:
+    """Median cold build time with the compile process and without (alternating, so both
+    see the same machine), each into an empty cache directory; the first fills ``cache_dir``."""
+    ways: dict[str, list[float]] = {"2p": [], "1p": []}
+    for i in range(repeats):
+        for way in ways:
+            target = cache_dir if (i, way) == (0, "2p") else os.path.join(folder, f"cache_{way}_{i}")
+            env = {"RELAY_NB_COMPILE_PROCESS": "0"} if way == "1p" else None
+            ways[way].append(_build_time(folder, target, threads, env))
+    return statistics.median(ways["2p"]), statistics.median(ways["1p"])
+
+
+def measure(name: str, builder, folder: str, runtimes, all_threads: int, rounds: int, cold_repeats: int = COLD_REPEATS) -> dict:
     import numpy as np
 
     model, feeds = builder()
@@ -241,7 +260,8 @@ def measure(name: str, builder, folder: str, runtimes, all_threads: int, rounds:
         f.write(model.SerializeToString())
     np.savez(os.path.join(folder, "feeds.npz"), **feeds)
     cache_dir = os.path.join(folder, "cache")
-    row = {"model": name, "cold": _build_time(folder, cache_dir, all_threads)}
+    row = {"model": name}
+    row["cold"], row["cold1"] = _cold_builds(folder, cache_dir, all_threads, cold_repeats)
     row["warm"] = _build_time(folder, cache_dir, all_threads)
     counts = (1, all_threads) if all_threads > 1 else (1,)
     workers: list[Worker] = []
@@ -316,7 +336,7 @@ def table(rows, all_threads: int) -> str:
     n = all_threads
     mark = "" if all(r["honoured"] for r in rows) else "†"
     head = (f"{'model':22} {'relay 1T ms':>15} {'ort 1T':>8} {'torch 1T':>15} {f'relay {n}T' + mark:>15} {f'ort {n}T':>8} "
-            f"{f'torch {n}T':>15} {'1T/' + str(n) + 'T':>6} {'RSS MB relay/ort/torch':>23} {'build cold s':>12} {'warm s':>7} {'err':>8}")
+            f"{f'torch {n}T':>15} {'1T/' + str(n) + 'T':>6} {'RSS MB relay/ort/torch':>23} {'build cold s':>12} {'1 proc':>6} {'warm s':>7} {'err':>8}")
     lines = [head, "-" * len(head)]
     for r in rows:
         speed = r[("relay", 1)] / r[("relay", n)] if ("relay", n) in r else float("nan")
@@ -324,8 +344,9 @@ def table(rows, all_threads: int) -> str:
         rss = "/".join(_rss(r, rt) for rt in RUNTIMES)
         lines.append(f"{r['model']:22} {_cell(r, 'relay', 1):>15} {_cell(r, 'ort', 1):>8} {_cell(r, 'torch', 1):>15} "
                      f"{_cell(r, 'relay', n):>15} {_cell(r, 'ort', n):>8} {_cell(r, 'torch', n):>15} {speed:>6.2f} "
-                     f"{rss:>23} {r['cold']:>12.2f} {r['warm']:>7.2f} {err:>8.1e}")
+                     f"{rss:>23} {r['cold']:>12.2f} {r['cold1']:>6.2f} {r['warm']:>7.2f} {err:>8.1e}")
     lines.append("ms: median latency; (x): over onnxruntime's at the same thread count; RSS: peak of each runtime's process")
+    lines.append("build cold: median of fresh builds with an empty cache (1 proc: with RELAY_NB_COMPILE_PROCESS=0); warm: from the disk cache")
     if mark:
         lines.append(f"{mark} relay.build has no threads= in this checkout: relay_nb ran on one thread in this column")
     return "\n".join(lines)
@@ -387,7 +408,7 @@ def main(argv=None) -> None:
             continue
         folder = tempfile.mkdtemp(prefix="bench_models_")
         try:
-            rows.append(measure(name, quick if args.quick else full, folder, runtimes, all_threads, rounds))
+            rows.append(measure(name, quick if args.quick else full, folder, runtimes, all_threads, rounds, 1 if args.quick else COLD_REPEATS))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         print(f"  measured {name} (load {os.getloadavg()[0]:.2f})", flush=True)
