@@ -61,7 +61,6 @@ def test_a_large_build_compiles_kernels_in_a_second_process_with_the_same_result
     aside = [k for k in lib.kernels if k.in_compile_process]
     assert len(lib.kernels) == LAYERS and all(k.native for k in lib.kernels)
     assert aside, "no kernel came from the compile process"
-    assert len(aside) < len(lib.kernels), "this process compiled nothing itself"
     assert all(k.how() == "native (compile process)" for k in aside)
     assert f"{len(aside)} compiled by a second process" in str(lib.report())
     assert _no_compile_threads()  # the build ended its process and threads
