@@ -156,3 +156,12 @@ def test_code_from_the_compile_process_is_stored_and_loaded_by_a_warm_process(fr
     hows, total = run.stdout.strip().rsplit(" ", 1)
     assert hows == "['native (disk cache)']"  # nothing compiled: no compile process either
     assert float(total) == expected
+
+
+def test_code_calling_a_routine_that_failed_to_compile_is_refused_not_run():
+    # MCJIT aborts the process on a symbol it cannot resolve: the compile must raise instead
+    with offload.parallel_compiles(offload.MIN_FUNCTIONS):
+        jit.compile_ir("define void @broken_routine_x( {", ["broken_routine_x"], "bad_routine", 2, False, offload=True)
+    caller = "declare void @broken_routine_x()\ndefine void @calls_it() {\n  call void @broken_routine_x()\n  ret void\n}\n"
+    with pytest.raises(RuntimeError, match="broken_routine_x"):
+        jit.compile_ir(caller, ["calls_it"], "caller_module", 2, False)

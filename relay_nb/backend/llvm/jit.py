@@ -43,6 +43,7 @@ _released: list[str] = []  # names of modules to take out of the engine at the n
 _objects: dict[str, bytes] = {}  # module name -> object code MCJIT just compiled (notify)
 _supplied: dict[str, bytes] = {}  # module name -> object code to give MCJIT instead of compiling
 _pending_exports: dict[str, "CompiledModule"] = {}  # symbol -> the pending module defining it
+_failed_exports: dict[str, str] = {}  # symbol -> why its offloaded module has no code
 _finishing = threading.RLock()  # one thread loads pending modules (one may load those it calls)
 
 
@@ -97,33 +98,32 @@ class CompiledModule:
                 self._finish()
 
     def _finish(self) -> None:
-        job = self._job  # still pending (for other threads) until loaded
-        symbols = list(self.addresses)
-        for s in symbols:
-            _pending_exports.pop(s, None)
+        job, symbols = self._job, list(self.addresses)
+        obj = b""
         try:
+            obj, seconds = job.result()
+            loaded = load_object(obj, symbols, self.name, _externals(self._ir), lambda: "", self._speed_level)
+            self.compile_seconds, self.in_worker = seconds + loaded.compile_seconds, job.remote
+        except Exception:  # (a KeyboardInterrupt while waiting leaves the module pending)
+            obj = b""
             try:
-                obj, seconds = job.result()
-                loaded = load_object(obj, symbols, self.name, _externals(self._ir), lambda: "", self._speed_level)
-                self.compile_seconds = seconds + loaded.compile_seconds
-                self.in_worker = job.remote
-            except Exception:
-                obj = b""
-                try:
-                    loaded = compile_ir(self._ir, symbols, self.name, self._speed_level, False, self._save)
-                except Exception as exc:
-                    self.error = f"LLVM rejected the kernel: {exc}"
-                    return
-                self.compile_seconds = loaded.compile_seconds
-                self._optimized = loaded._optimized
+                loaded = compile_ir(self._ir, symbols, self.name, self._speed_level, False, self._save)
+                self.compile_seconds, self._optimized = loaded.compile_seconds, loaded._optimized
+            except Exception as exc:
+                loaded, self.error = None, f"LLVM rejected the kernel: {exc}"
+        if loaded is not None:
             self.addresses, self.object_bytes = loaded.addresses, loaded.object_bytes
             if obj and self._save is not None:
                 self._save(obj)
-        finally:
-            self._save = self._job = None
-            ready, self._ready = self._ready, []
-            for callback in ready:
-                callback(self)
+        for s in symbols:
+            if _pending_exports.get(s) is self:
+                del _pending_exports[s]
+                if self.error:  # code calling it must not reach MCJIT (see _await)
+                    _failed_exports[s] = self.error
+        self._save = self._job = None
+        ready, self._ready = self._ready, []
+        for callback in ready:
+            callback(self)
 
     @property
     def ir(self) -> str:
@@ -282,7 +282,7 @@ def compile_ir(
             for s in symbols:  # a runtime routine: what calls it waits for it (_await)
                 _pending_exports[s] = job.module
             return job.module
-    if _pending_exports:
+    if _pending_exports or _failed_exports:
         _await(_externals(ir_text))
     with _lock:
         state = _init()
@@ -319,7 +319,7 @@ def load_object(
     in the engine or the process (the caller compiles runtime routines first), because
     MCJIT aborts the process on a symbol it cannot resolve.  A RuntimeError if one is
     missing or the code does not define ``symbols``."""
-    if _pending_exports:
+    if _pending_exports or _failed_exports:
         _await(externals)
     with _lock:
         state = _init()
@@ -394,8 +394,8 @@ def _await(externals: list[str]) -> None:
         module = _pending_exports.get(e)
         if module is not None:
             module.finish()
-            if module.error:
-                raise RuntimeError(f"{e}: {module.error}")
+        if e in _failed_exports:
+            raise RuntimeError(f"{e}: {_failed_exports[e]}")
 
 
 def _externals(ir_text: str) -> list[str]:
