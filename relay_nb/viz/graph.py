@@ -308,7 +308,7 @@ class _Builder:
             # a name the printer had to respell (an importer's "3.2.conv2.weight" prints as
             # %v3_2_conv2_weight): kept in the node's details, so hover and search find it
             info.attrs_text = f'name_hint="{anchor.name_hint}"'
-        origin = self.origin.get(about) or self.origin.get(anchor)
+        origin = (self.origin.get(about) or self.origin.get(anchor)) if self.origin else None
         info.origin = origin if origin is not None else about
         self._position(info, anchor, about)
         return info
