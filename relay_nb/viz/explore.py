@@ -79,12 +79,14 @@ def _explore_data(h: Hierarchy, expanded: Optional[Collection[str]]) -> dict:
     nindex: dict[str, int] = {}
     strings: dict[str, int] = {}
     # Interned by first use, row by row (``intern(t)`` inlined: five calls per node).
-    intern, group_of, end_line = strings.setdefault, h.group_of, spans.end_line
+    intern, group_of = strings.setdefault, h.group_of
+    infos = h.nodes.values()
+    ends = spans.end_lines([i.text_line or 0 for i in infos], [i.text_column or 1 for i in infos])
     node_rows = []
     for k, (node_id, info) in enumerate(h.nodes.items()):
         nindex[node_id] = k
         line = info.text_line
-        end = end_line(line, info.text_column or 1) if line else None
+        end = ends[k] if line else None
         group = group_of[node_id]
         row = [
             node_id, intern(info.label.partition("\n")[0], len(strings)),
