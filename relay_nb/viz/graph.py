@@ -231,8 +231,12 @@ class _Builder:
 
         edges: list[tuple[Expr, Expr, str, int]] = []  # tail, head, role, index
         anchors: set[Expr] = set(self.resolve(r) for r in self.roots)
-        # resolve() of every node once (each is asked for again per edge it is on).
-        resolved = {n: self.resolve(n) for n in w.order} if self.anf else {n: n for n in w.order}
+        # resolve() of every node once (each is asked for again per edge it is on); in
+        # post order a let's body comes first, so a let chain is followed once, not per let.
+        resolved: dict[Expr, Expr] = {}
+        rep = self.rep
+        for n in w.order:
+            resolved[n] = resolved[n.body] if self.anf and isinstance(n, Let) else rep.get(n, n)
         res, kids, drawn_edge = resolved.__getitem__, w.kids, self._drawn_edge
         for parent in w.order:
             h = res(parent)
