@@ -119,3 +119,29 @@ def test_every_position_matches_the_character_scan():
             for column in range(14):
                 want = scan_end_line(text, line, column)
                 assert spans.end_line(line, column) == want, (text, line, column)
+
+
+def test_end_lines_in_bulk_match_the_character_scan():
+    """``end_lines`` (the one-line test for every question at once, in numpy) answers
+    as the scan does: every position of the texts above and of a real printout, in a
+    fresh LineSpans each (its token table is then read by the other questions)."""
+    import random
+
+    rng = random.Random(16)
+    texts = ['f(a,\n  "x\n)y" b)\nz;', "/* (\n */ g(\n)\n", "if (c) { a } else { b }\nx",
+             "%1 = f(%0) // (\n;", 'def @m() {\n  %0 = g("((", 1);\n  h(%0)\n}\n', "",
+             "é(\nü)\n%0 = f(%x);"]  # fmt: skip
+    texts += ["".join(rng.choice(PIECES) for _ in range(rng.randint(0, 40))) for _ in range(300)]
+    for text in texts:
+        lines = [line for line in range(len(line_offsets(text)) + 2) for _ in range(14)]
+        columns = [column for _ in range(len(line_offsets(text)) + 2) for column in range(14)]
+        want = [scan_end_line(text, line, column) for line, column in zip(lines, columns)]
+        assert LineSpans(text).end_lines(lines, columns) == want, text
+    mod, _ = relay.testing.resnet.get_workload(num_layers=18)
+    mod = relay.transform.FuseOps(2)(relay.transform.InferType()(mod))
+    g = relay.viz.build_graph(mod, max_nodes=10**9, with_dot=False)
+    infos = [i for i in g.nodes.values() if i.text_line]
+    lines, columns = [i.text_line for i in infos], [i.text_column or 1 for i in infos]
+    want = [scan_end_line(g.text, line, column) for line, column in zip(lines, columns)]
+    assert LineSpans(g.text).end_lines(lines, columns) == want
+    assert any(w > line for w, line in zip(want, lines))  # blocks, read from the tokens

@@ -610,3 +610,25 @@ def test_kinds_of_type_parameters_and_where_clauses():
         pretty_print(f)
         == "fn [s: Shape, b]() -> float32 where Identity(float32, float32) {\n  1\n}"
     )
+
+
+def test_attributes_equal_in_python_but_printed_apart_stay_apart():
+    # The printer reuses a call's attribute text for an equal attribute set; 1, 1.0 and
+    # True (and -0.0 / 0.0, (1, 2) / (1.0, 2)) are equal in Python and must still print
+    # as each is; constants print as numbered meta references, never shared.
+    from relay_nb.ir.attrs import Attrs
+
+    x = relay.var("x", shape=(2,), dtype="float32")
+    f = relay.GlobalVar("f")
+    values = (1, 1.0, True, -0.0, 0.0, (1, 2), (1.0, 2), "x", 1, (1, 2))
+    calls = [relay.Call(f, [x], Attrs({"a": v})) for v in values]
+    calls += [relay.Call(f, [x], Attrs({"a": relay.const(np.full(3, k, "float32"))})) for k in (1, 2)]
+    text = relay.astext(relay.Tuple(calls), show_meta_data=False)
+    written = [line.split("a=")[1].split(", attrs_type_key")[0] for line in text.splitlines() if "@f(" in line]
+    alone = [
+        relay.astext(c, show_meta_data=False).split("a=")[1].split(", attrs_type_key")[0]
+        for c in calls[: len(values)]
+    ]
+    assert written[: len(values)] == alone
+    assert len(set(written[:5])) == 5  # 1, 1f, True, -0f, 0f
+    assert written[len(values):] == ["meta[relay.Constant][0]", "meta[relay.Constant][1]"]

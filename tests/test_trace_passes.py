@@ -101,6 +101,32 @@ def test_changed_nodes_are_exactly_the_new_exprs():
     assert not unchanged.changed and unchanged.changed_nodes == []
 
 
+def _reached(mod):
+    """Every node of ``mod`` in post order, function by function, each once."""
+    out, seen = [], set()
+    for f in mod.functions.values():
+        for n in relay.ir.functor.post_order(f):
+            if n not in seen:
+                seen.add(n)
+                out.append(n)
+    return out
+
+
+def test_removed_and_changed_nodes_equal_the_full_set_difference():
+    # The diff stops at subtrees the two programs share; it must equal comparing every
+    # node of one program with every node of the other, in the same order.
+    mod = relay.parse(CONV)
+    steps = trace_passes(mod, "O3", executor="interpreter")
+    assert any(s.changed for s in steps)
+    for step in steps:
+        before, after = _reached(step.before), _reached(step.after)
+        after_set, before_set = set(after), set(before)
+        assert step.removed_nodes == [n for n in before if n not in after_set], step.name
+        assert step.changed_nodes == [n for n in after if n not in before_set], step.name
+        if step.before is step.after:
+            assert step.removed_nodes == step.changed_nodes == []
+
+
 @pytest.mark.parametrize("executor", EXECUTORS)
 def test_wrong_user_pass_is_flagged(executor):
     mod = relay.parse(SIMPLE)

@@ -560,19 +560,23 @@ class PassStepper:
 
     def _make_graphs(self, step: Step, mode: str) -> tuple[Any, Any]:
         try:
+            from ..util import paused_gc
             from ..viz.explore import with_highlight
             from ..viz.graph import highlighted_ids
             from .explorer import GraphExplorer
 
-            if step.index not in self._removed:
-                self._removed[step.index] = step.removed_nodes
-            views = []
-            for side, mod, marked in (("before", step.before, self._removed[step.index]),
-                                      ("after", step.after, step.changed_nodes)):  # fmt: skip
-                h, data = self.program_graph(mod, mode)
-                # The graph explorer (pan/zoom, groups, search): nothing is clipped.
-                data = with_highlight(data, highlighted_ids(h.graph, marked))
-                views.append(GraphExplorer.from_hierarchy(h, f"{side} {step.name}", data))
+            # One pause for both panes: the diffs, highlights and payloads allocate a few
+            # objects per node, and each full collection would rescan both big programs.
+            with paused_gc():
+                if step.index not in self._removed:
+                    self._removed[step.index] = step.removed_nodes
+                views = []
+                for side, mod, marked in (("before", step.before, self._removed[step.index]),
+                                          ("after", step.after, step.changed_nodes)):  # fmt: skip
+                    h, data = self.program_graph(mod, mode)
+                    # The graph explorer (pan/zoom, groups, search): nothing is clipped.
+                    data = with_highlight(data, highlighted_ids(h.graph, marked))
+                    views.append(GraphExplorer.from_hierarchy(h, f"{side} {step.name}", data))
             return views[0], views[1]
         except Exception as exc:  # no renderer installed, or a huge graph: say so, keep going
             message = widgets.HTML(

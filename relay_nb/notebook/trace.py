@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Collection, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
 from ..errors import RelayError
 from ..eval.values import Closure, ConstructorValue, RefValue
 from ..ir.expr import Expr
-from ..ir.functor import post_order
+from ..ir.functor import expr_children, post_order
 from ..ir.module import IRModule
 from ..ir.ty import TensorType, TupleType, Type
 from ..transform.infra import PASSES, Pass, PassContext, PassInfo, Sequential, get_pass
@@ -240,20 +240,50 @@ def _runner(kind: str, mod: IRModule) -> Callable[..., Any]:
     return create_executor(kind, mod=mod).evaluate()
 
 
-def _new_nodes(old_mod: IRModule, new_mod: IRModule) -> list[Expr]:
-    """Nodes reachable in ``new_mod`` but not in ``old_mod``, children before parents."""
+def _diff(old_mod: IRModule, new_mod: IRModule) -> tuple[list[Expr], list[Expr]]:
+    """(nodes of ``old_mod`` gone from ``new_mod``, nodes new in ``new_mod``), each
+    children before parents, in its program's post order.
+
+    A pass returns untouched subtrees as the same objects, so the walk of ``new_mod``
+    stops at each node ``old_mod`` has: everything under it is old too.  What of
+    ``old_mod`` survives is what lies under those stops; the rest was removed.
+    """
     if old_mod is new_mod:
-        return []
-    old: set[Expr] = set()
-    for func in old_mod.functions.values():
-        old.update(post_order(func))
-    out: list[Expr] = []
+        return [], []
+    old_order = _walk(old_mod.functions.values())
+    old = set(old_order)
+    kept: list[Expr] = []  # old nodes the new program reaches directly
+    new = _walk(new_mod.functions.values(), stop=old, stopped=kept)
+    survivors = set(_walk(kept))
+    return [n for n in old_order if n not in survivors], new
+
+
+def _walk(roots: Iterable[Expr], stop: Collection = (), stopped: Optional[list] = None) -> list:
+    """The nodes reachable from ``roots`` once each, children before parents (as
+    ``post_order`` of each root in turn, skipping what an earlier root reached), not
+    entering nodes in ``stop`` (appended to ``stopped``)."""
     seen: set[Expr] = set()
-    for func in new_mod.functions.values():
-        for node in post_order(func):
-            if node not in old and node not in seen:
-                seen.add(node)
-                out.append(node)
+    out: list[Expr] = []
+    emit = out.append
+    for root in roots:
+        stack: list[tuple[Expr, bool]] = [(root, False)]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node, expanded = pop()
+            if expanded:
+                emit(node)
+                continue
+            if node in seen:
+                continue
+            seen.add(node)
+            if node in stop:
+                if stopped is not None:
+                    stopped.append(node)
+                continue
+            push((node, True))
+            for child in reversed(expr_children(node)):
+                if child not in seen:
+                    push((child, False))
     return out
 
 
@@ -285,21 +315,24 @@ class Step:
     error: Optional[str] = None
     executed: bool = False
     flagged: bool = False
-    _changed_nodes: Optional[list[Expr]] = field(default=None, repr=False)
+    _diff: Optional[tuple[list[Expr], list[Expr]]] = field(default=None, repr=False)
 
     @property
     def changed_nodes(self) -> list[Expr]:
         """The expressions of ``after`` that are not in ``before`` (by identity: a pass
         returns untouched subtrees as the same objects), children before parents."""
-        if self._changed_nodes is None:
-            self._changed_nodes = _new_nodes(self.before, self.after)
-        return self._changed_nodes
+        return self._removed_and_changed()[1]
 
     @property
     def removed_nodes(self) -> list[Expr]:
         """The expressions of ``before`` that are gone from ``after`` (what the pass
-        replaced or dropped)."""
-        return _new_nodes(self.after, self.before)
+        replaced or dropped), children before parents."""
+        return self._removed_and_changed()[0]
+
+    def _removed_and_changed(self) -> tuple[list[Expr], list[Expr]]:
+        if self._diff is None:  # both from one walk of each program
+            self._diff = _diff(self.before, self.after)
+        return self._diff
 
     @property
     def status(self) -> str:

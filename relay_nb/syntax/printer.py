@@ -394,6 +394,35 @@ def _children(node: Expr, k: type) -> tuple:
     return ()
 
 
+_PLAIN_ATTR = (str, int, bool, type(None))
+
+
+def _attrs_key(op: Expr, attrs: Attrs) -> tuple | None:
+    """A key under which two calls print the same attributes: the callee, the type key
+    and every value with its exact type (``1`` and ``1.0`` and ``True`` are equal in
+    Python but print apart; a float by its repr: ``-0.0``, ``nan``), in order; None when
+    a value is not plain text (a constant, a type, an object: it may print as a meta
+    reference, numbered by the printout)."""
+    out: list = [op, attrs.type_key]
+    for name, value in attrs.items():
+        key = _value_key(value)
+        if key is None:
+            return None
+        out.append((name, key))
+    return tuple(out)
+
+
+def _value_key(value: Any) -> Any:
+    if type(value) in _PLAIN_ATTR:
+        return (type(value), value)
+    if type(value) is float:
+        return (float, repr(value))
+    if type(value) is tuple:
+        keys = tuple(_value_key(v) for v in value)
+        return None if None in keys else (tuple, keys)
+    return None
+
+
 class _TextPrinter:
     """One print job: one temporary counter, one name table, one meta table."""
 
@@ -414,6 +443,10 @@ class _TextPrinter:
         # attributes after printing (relay_nb.viz.locate), and an importer's calls may
         # share one Attrs; by identity, since equal attrs may print differently (1 vs 1f)
         self.attrs_texts: dict[int, tuple[Attrs, Expr, list[str]]] = {}
+        # (op, exact values) -> k=v texts, for attrs of plain values only (no meta
+        # reference to number): an importer's unrolled layers repeat a few hundred
+        # attribute sets over thousands of calls, each its own Attrs object.
+        self.attrs_by_value: dict[tuple, list[str]] = {}
 
     # -- analysis --------------------------------------------------------------------------
     def count_uses(self, roots: list[Expr]) -> None:
@@ -598,6 +631,16 @@ class _TextPrinter:
         hit = self.attrs_texts.get(id(attrs))
         if hit is not None and hit[0] is attrs and hit[1] is op:
             return hit[2]
+        key = _attrs_key(op, attrs)
+        texts = self.attrs_by_value.get(key) if key is not None else None
+        if texts is None:
+            texts = self._attrs_texts(op, attrs)
+            if key is not None:
+                self.attrs_by_value[key] = texts
+        self.attrs_texts[id(attrs)] = (attrs, op, texts)
+        return texts
+
+    def _attrs_texts(self, op: Expr, attrs: Attrs) -> list[str]:
         if isinstance(op, Op):
             from ..op.registry import non_default_attrs
 
@@ -607,9 +650,7 @@ class _TextPrinter:
             pairs = list(attrs.items())
             if pairs:
                 pairs.append(("attrs_type_key", attrs.type_key))
-        texts = [k + "=" + self._attr_value(v) for k, v in pairs]
-        self.attrs_texts[id(attrs)] = (attrs, op, texts)
-        return texts
+        return [k + "=" + self._attr_value(v) for k, v in pairs]
 
     def _pattern(self, pattern: Pattern) -> str:
         """A match pattern; binds its variables left to right (iterative)."""

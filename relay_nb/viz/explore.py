@@ -78,17 +78,22 @@ def _explore_data(h: Hierarchy, expanded: Optional[Collection[str]]) -> dict:
     spans = LineSpans(text)
     nindex: dict[str, int] = {}
     strings: dict[str, int] = {}
-    intern = lambda text: strings.setdefault(text, len(strings))  # noqa: E731
+    # Interned by first use, row by row (``intern(t)`` inlined: five calls per node).
+    intern, group_of = strings.setdefault, h.group_of
+    infos = h.nodes.values()
+    ends = spans.end_lines([i.text_line or 0 for i in infos], [i.text_column or 1 for i in infos])
     node_rows = []
     for k, (node_id, info) in enumerate(h.nodes.items()):
         nindex[node_id] = k
         line = info.text_line
-        end = spans.end_line(line, info.text_column or 1) if line else None
+        end = ends[k] if line else None
+        group = group_of[node_id]
         row = [
-            node_id, intern(info.label.split("\n")[0]), intern(info.kind),
-            gindex[h.group_of[node_id]] if h.group_of[node_id] else -1,
-            intern(info.type_text), intern(info.attrs_text), line, 0 if end == line else end,
-            intern(info.fill), 1 if op_name(info) is not None else 0, int(info.uses),
+            node_id, intern(info.label.partition("\n")[0], len(strings)),
+            intern(info.kind, len(strings)), gindex[group] if group else -1,
+            intern(info.type_text, len(strings)), intern(info.attrs_text, len(strings)),
+            line, 0 if end == line else end, intern(info.fill, len(strings)),
+            1 if op_name(info) is not None else 0, int(info.uses),
         ]  # fmt: skip
         node_rows.append(row)
     edges: list[int] = []

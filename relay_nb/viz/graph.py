@@ -231,29 +231,37 @@ class _Builder:
 
         edges: list[tuple[Expr, Expr, str, int]] = []  # tail, head, role, index
         anchors: set[Expr] = set(self.resolve(r) for r in self.roots)
+        # resolve() of every node once (each is asked for again per edge it is on); in
+        # post order a let's body comes first, so a let chain is followed once, not per let.
+        resolved: dict[Expr, Expr] = {}
+        rep = self.rep
+        for n in w.order:
+            resolved[n] = resolved[n.body] if self.anf and isinstance(n, Let) else rep.get(n, n)
+        res, kids, drawn_edge = resolved.__getitem__, w.kids, self._drawn_edge
         for parent in w.order:
-            for child, role, index, _ in w.kids[parent]:
+            h = res(parent)
+            for child, role, index, _ in kids[parent]:
                 if isinstance(child, Var):
-                    anchors.add(self.resolve(child))  # binders are drawn, used or not
-                if not self._drawn_edge(parent, child, role):
+                    anchors.add(res(child))  # binders are drawn, used or not
+                if not drawn_edge(parent, child, role):
                     continue
-                t, h = self.resolve(child), self.resolve(parent)
+                t = res(child)
                 if t is h:
                     continue
                 edges.append((t, h, role, index))
             if isinstance(parent, Match):
                 # A pattern variable gets its value from the scrutinee.
-                data = self.resolve(parent.data)
-                for child, role, k, _ in w.kids[parent]:
+                data = res(parent.data)
+                for child, role, k, _ in kids[parent]:
                     if role == "bind":
-                        edges.append((data, self.resolve(child), "binds", k))
+                        edges.append((data, res(child), "binds", k))
             elif isinstance(parent, Call) and isinstance(parent.op, GlobalVar):
                 fn = self.def_of.get(parent.op)
                 if fn is not None:
-                    edges.append((self.resolve(fn), self.resolve(parent), "calls", 0))
+                    edges.append((self.resolve(fn), h, "calls", 0))
         # Every compound node is drawn (in ANF: as the binding holding it; lets are not).
         anchors.update(
-            self.resolve(n)
+            res(n)
             for n in w.order
             if kind_of(n) not in ATOM_KINDS and not (self.anf and isinstance(n, Let))
         )
@@ -308,7 +316,7 @@ class _Builder:
             # a name the printer had to respell (an importer's "3.2.conv2.weight" prints as
             # %v3_2_conv2_weight): kept in the node's details, so hover and search find it
             info.attrs_text = f'name_hint="{anchor.name_hint}"'
-        origin = self.origin.get(about) or self.origin.get(anchor)
+        origin = (self.origin.get(about) or self.origin.get(anchor)) if self.origin else None
         info.origin = origin if origin is not None else about
         self._position(info, anchor, about)
         return info

@@ -463,7 +463,12 @@ class _Grouper:
             cluster_path[cid] = path
             return path
 
+        placed: dict[tuple[str, tuple], str] = {}  # most nodes share their module
+
         def place(base: str, module: tuple) -> str:
+            key = (base, module)
+            if key in placed:  # its groups exist already (ensure() only adds)
+                return placed[key]
             path, title = base, []
             for seg, sep in module:
                 title.append(seg)
@@ -472,6 +477,7 @@ class _Grouper:
                 else:
                     kind, label = "module", sep.join(title)
                 path = ensure(path + SEP + _seg(seg), label, kind, path or None)
+            placed[key] = path
             return path
 
         group_of: dict[str, str] = {}

@@ -60,11 +60,22 @@ _KIND = {
 
 def kind_of(expr: Any) -> str:
     """``"call"``, ``"var"``, ``"let"``, ... (``"temp"`` for pass-internal nodes)."""
-    for klass in type(expr).__mro__:
+    kind = _KIND_OF_TYPE.get(type(expr))
+    if kind is None:  # the first node of its class: look through its bases, once
+        kind = _KIND_OF_TYPE[type(expr)] = _kind_of_type(type(expr))
+    return kind
+
+
+def _kind_of_type(cls: type) -> str:
+    for klass in cls.__mro__:
         kind = _KIND.get(klass)
         if kind is not None:
             return kind
-    return "temp" if isinstance(expr, TempExpr) else type(expr).__name__.lower()
+    return "temp" if issubclass(cls, TempExpr) else cls.__name__.lower()
+
+
+# kind_of per concrete class (a view asks it a dozen times per node).
+_KIND_OF_TYPE: dict[type, str] = dict(_KIND)
 
 
 def callee_kind(call: Call) -> str:

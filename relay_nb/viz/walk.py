@@ -107,38 +107,35 @@ class Walk:
 
     order: list[Expr]  # post order: children before parents
     kids: dict[Expr, list[Child]]
-    users: dict[Expr, list[tuple[Expr, str, int]]]  # child -> (parent, role, index)
     scopes: list[Scope] = field(default_factory=list)
     scope_of: dict[Expr, int] = field(default_factory=dict)  # where the node is drawn
     subs: dict[Expr, tuple[int, ...]] = field(default_factory=dict)
 
 
 def walk(roots: list[Expr]) -> Walk:
-    """Post order of everything reachable from ``roots`` (each node once), with users."""
+    """Post order of everything reachable from ``roots`` (each node once), with each
+    node's children."""
     order: list[Expr] = []
     kids: dict[Expr, list[Child]] = {}
-    users: dict[Expr, list[tuple[Expr, str, int]]] = {}
+    emit = order.append
     for root in roots:
         if root in kids:
             continue
         stack: list[tuple[Expr, bool]] = [(root, False)]
+        pop, push = stack.pop, stack.append
         while stack:
-            node, expanded = stack.pop()
+            node, expanded = pop()
             if expanded:
-                order.append(node)
+                emit(node)
                 continue
             if node in kids:
                 continue
-            ks = children(node)
-            kids[node] = ks
-            users.setdefault(node, [])
-            stack.append((node, True))
-            for child, role, index, _ in ks:
-                users.setdefault(child, []).append((node, role, index))
+            ks = kids[node] = children(node)
+            push((node, True))
             for child, _, _, _ in reversed(ks):
                 if child not in kids:
-                    stack.append((child, False))
-    result = Walk(order, kids, users)
+                    push((child, False))
+    result = Walk(order, kids)
     _place(result, roots)
     return result
 
