@@ -24,7 +24,7 @@ floor: <= 1.5x).  Build times are ``relay.build`` alone (import excluded; see
 ``bench_import.py``), each in a fresh process: cold with an empty ``RELAY_NB_CACHE_DIR``
 (median of ``COLD_REPEATS``, alternating with as many built with
 ``RELAY_NB_COMPILE_PROCESS=0``, all LLVM in the one process: the "1 proc" column), warm
-with the directory the first cold build filled.  Python byte-code caching is on for the
+with the directory the first cold build filled (median of as many).  Python byte-code caching is on for the
 workers (into the model's scratch folder) when the environment turned it off, as in an
 installed package: otherwise every worker compiles the relay_nb sources ``relay.build``
 imports (0.1-0.25 s of a warm build here); the cold build's worker writes them.  "err"
@@ -231,7 +231,8 @@ class Worker:
 
 
 COLD_REPEATS = 3
-"""Cold builds per model and way (a single one ranged 1.8-3.7 s for ResNet-50 here)."""
+"""Cold builds per model and way, and warm builds (a single cold ResNet-50 build ranged
+1.8-3.7 s here, a warm one 0.23-0.42 s)."""
 
 
 def _build_time(folder: str, cache_dir: str, threads: int, env: Optional[dict] = None) -> float:
@@ -262,7 +263,7 @@ def measure(name: str, builder, folder: str, runtimes, all_threads: int, rounds:
     cache_dir = os.path.join(folder, "cache")
     row = {"model": name}
     row["cold"], row["cold1"] = _cold_builds(folder, cache_dir, all_threads, cold_repeats)
-    row["warm"] = _build_time(folder, cache_dir, all_threads)
+    row["warm"] = statistics.median(_build_time(folder, cache_dir, all_threads) for _ in range(cold_repeats))
     counts = (1, all_threads) if all_threads > 1 else (1,)
     workers: list[Worker] = []
     try:
