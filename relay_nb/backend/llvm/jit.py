@@ -74,7 +74,8 @@ class CompiledModule:
 
     @property
     def pending(self) -> bool:
-        """Whether the code is still being compiled in the compile process."""
+        """Whether the code is not in the engine yet (a module of a running build, compiled
+        in the compile process or here: :meth:`finish` loads it)."""
         return self._job is not None
 
     def address(self, symbol: str) -> int:
@@ -232,9 +233,9 @@ _object_machine: list = []  # the compile process's target machine (it has no en
 
 def compile_object(ir_text: str, name: str, speed_level: int = 3) -> bytes:
     """The machine code of ``ir_text`` (already given the vector width), parsed, verified and
-    optimized as :func:`compile_ir` does: what the compile process (:mod:`.offload`) runs.
-    The same target machine settings and pipeline make the same bytes the engine's MCJIT
-    would hand its object cache."""
+    optimized as :func:`compile_ir` does, for a build's modules (:mod:`.offload`: in the
+    compile process, or here while that is busy).  The same target machine settings and
+    pipeline make the same bytes the engine's MCJIT would hand its object cache."""
     with _lock:
         if not _object_machine:
             _object_machine.append(_machine())
