@@ -416,6 +416,27 @@ def test_many_reads_of_one_variable_repeat_it_next_to_each_reader(n):
     assert len(out_edges(small, by_head(small, "%w").id)) == 8
 
 
+def test_anf_bindings_read_many_times_are_drawn_once():
+    """A computed value read all over a big drawing is one node in both modes (repeating
+    it would read as computing it again); only atoms (here ``%w``) are repeated."""
+    lines = ["def @main(%x: Tensor[(4), float32], %w: Tensor[(4), float32]) {",
+             "  %0 = log(%x);"]  # fmt: skip
+    prev = "%x"
+    for k in range(200):
+        lines.append(f"  %{k + 1} = add(add({prev}, %0), %w);")
+        prev = f"%{k + 1}"
+    lines.append(f"  {prev}\n}}")
+    mod = relay.parse("\n".join(lines))
+    for mode in ("dag", "anf"):
+        g = build_graph(mod, mode=mode, max_nodes=10**6)
+        logs = [n for n in g.nodes.values() if "log(" in n.label or n.label == "log"]
+        assert len(logs) == 1 and logs[0].ref_of is None, mode
+        assert not [n for n in g.nodes.values() if n.ref_of == logs[0].id], mode
+        assert len(out_edges(g, logs[0].id)) == 200, mode
+        w = by_head(g, "%w")
+        assert len([n for n in g.nodes.values() if n.ref_of == w.id]) == 200, mode
+
+
 def test_a_100000_node_program_at_the_default_recursion_limit():
     assert sys.getrecursionlimit() <= 1000
     mod = big_let_chain(100_000)

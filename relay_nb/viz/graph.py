@@ -484,16 +484,17 @@ class _Builder:
         pays one virtual node per rank an edge crosses: a 150-node chain reading one
         weight everywhere takes over 10 s instead of 0.1 s.  The copy says as much as
         the edge did (the name), so big drawings repeat such atoms; small ones (the
-        teaching examples) keep every node once.
+        teaching examples) keep every node once.  An ANF binding is not an atom though
+        its node is its let's variable: it draws a computed value, drawn once as in DAG mode.
         """
         uses: dict[Expr, int] = {}
         reach: dict[Expr, int] = {}  # sum of post-order distances: a proxy for ranks crossed
-        index = self.index
+        index, binding = self.index, self.binding
         for t, h, role, _ in edges:
             if role in _SIDE_ROLES or t not in kept or h not in kept:
                 continue
-            if kind_of(t) not in ATOM_KINDS:
-                continue
+            if kind_of(t) not in ATOM_KINDS or t in binding:
+                continue  # an ANF binding's variable draws a computed value: never repeated
             uses[t] = uses.get(t, 0) + 1
             reach[t] = reach.get(t, 0) + abs(index[h] - index[t])
         return {
