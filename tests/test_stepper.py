@@ -245,6 +245,28 @@ def test_graph_tab_highlights_changed_nodes():
     assert s.graph_panes.children == (before, after)  # cached
 
 
+def test_graph_tab_shows_the_after_pane_before_the_before_pane_is_drawn():
+    """A big step's panes come one at a time: "after" (what the step made) with a note
+    where "before" goes, then both; switching back to a drawn step shows both at once."""
+    s = _stepper()
+    step = next(st for st in s.trace if st.name == "FoldConstant")
+    s.go(step.index)
+    shown = []
+    s.graph_panes.observe(lambda c: shown.append(c["new"]), names="children")
+    s.tabs.selected_index = 1
+    assert len(shown) == 2
+    waiting, first_after = shown[0]
+    assert "drawing the program before FoldConstant" in waiting.value
+    assert first_after.title.startswith("after")
+    before, after = shown[1]
+    assert after is first_after and before.title.startswith("before")
+    assert s.graph_views(step) == (before, after)
+    shown.clear()
+    s.tabs.selected_index = 0
+    s.tabs.selected_index = 1  # drawn already: both at once
+    assert shown == [] and s.graph_panes.children == (before, after)
+
+
 def _prefix(view) -> str:
     return next(iter(view.nodes)).rsplit("n", 1)[0]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import difflib
 import html
 import re
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import ipywidgets as widgets
 import numpy as np
@@ -558,7 +558,12 @@ class PassStepper:
                 self._programs[key] = (h, explore_data(h, highlighted=()))
         return self._programs[key]
 
-    def _make_graphs(self, step: Step, mode: str) -> tuple[Any, Any]:
+    def _make_graphs(
+        self, step: Step, mode: str, on_pane: Optional[Callable[[Any, Any], None]] = None
+    ) -> tuple[Any, Any]:
+        """Both views of ``step``, "after" (what the step made) first: ``on_pane(before,
+        after)`` is called as each is ready (``before`` is None until it is), so a big
+        program's first pane shows while the second is still being drawn."""
         try:
             from ..util import paused_gc
             from ..viz.explore import with_highlight
@@ -568,16 +573,21 @@ class PassStepper:
             # One pause for both panes: the diffs, highlights and payloads allocate a few
             # objects per node, and each full collection would rescan both big programs.
             with paused_gc():
-                if step.index not in self._removed:
-                    self._removed[step.index] = step.removed_nodes
-                views = []
-                for side, mod, marked in (("before", step.before, self._removed[step.index]),
-                                          ("after", step.after, step.changed_nodes)):  # fmt: skip
+                views: dict[str, Any] = {}
+                for side in ("after", "before"):
+                    if side == "after":
+                        mod, marked = step.after, step.changed_nodes
+                    else:
+                        if step.index not in self._removed:
+                            self._removed[step.index] = step.removed_nodes
+                        mod, marked = step.before, self._removed[step.index]
                     h, data = self.program_graph(mod, mode)
                     # The graph explorer (pan/zoom, groups, search): nothing is clipped.
                     data = with_highlight(data, highlighted_ids(h.graph, marked))
-                    views.append(GraphExplorer.from_hierarchy(h, f"{side} {step.name}", data))
-            return views[0], views[1]
+                    views[side] = GraphExplorer.from_hierarchy(h, f"{side} {step.name}", data)
+                    if on_pane is not None:
+                        on_pane(views.get("before"), views["after"])
+            return views["before"], views["after"]
         except Exception as exc:  # no renderer installed, or a huge graph: say so, keep going
             message = widgets.HTML(
                 f'<div class="relay-note">graph view unavailable: {html.escape(str(exc))}</div>'
@@ -585,10 +595,22 @@ class PassStepper:
             return message, widgets.HTML("")
 
     def _refresh_graphs(self) -> None:
-        # Graphs are laid out only while their tab is open (graphviz is the slow part).
-        if self.tabs.selected_index != 1 or self.current is None:
+        # Graphs are built only while their tab is open.
+        step = self.current
+        if self.tabs.selected_index != 1 or step is None:
             return
-        self.graph_panes.children = self.graph_views()
+        key = (step.index, self.graph_mode.value)
+        if key not in self._graphs:
+            # A pane shows as soon as it is drawn (the front end gets each change at once).
+            waiting = widgets.HTML(
+                f'<div class="relay-note">drawing the program before {html.escape(step.name)}\u2026</div>'
+            )
+
+            def show(before: Any, after: Any) -> None:
+                self.graph_panes.children = (before if before is not None else waiting, after)
+
+            self._graphs[key] = self._make_graphs(step, key[1], on_pane=show)
+        self.graph_panes.children = self._graphs[key]
 
     # -- display ----------------------------------------------------------------------------------
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict:

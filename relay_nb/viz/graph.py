@@ -237,6 +237,7 @@ class _Builder:
         rep = self.rep
         for n in w.order:
             resolved[n] = resolved[n.body] if self.anf and isinstance(n, Let) else rep.get(n, n)
+        self.resolved = resolved
         res, kids, drawn_edge = resolved.__getitem__, w.kids, self._drawn_edge
         for parent in w.order:
             h = res(parent)
@@ -378,8 +379,9 @@ class _Builder:
         for expr, anchor in self.rep.items():
             if anchor in ids:
                 ids.setdefault(expr, ids[anchor])
+        resolved, resolve = self.resolved, self.resolve
         for new, old in self.origin.items():
-            anchor = self.resolve(new)
+            anchor = resolved.get(new) or resolve(new)
             if anchor in ids:
                 ids.setdefault(old, ids[anchor])
         drawn_edges, uses, refs = self._emit_edges(d, edges, ids, set(kept), fast)

@@ -487,9 +487,10 @@ class _Grouper:
             if g:
                 groups[g].nodes.append(i)
         _flatten(groups, group_of)
-        _cut_wide(groups, group_of, order, self.nodes)
-        _count(groups, group_of, self.nodes)
-        _label_fused(groups, group_of, self.nodes)
+        ops = {i: op_name(info) for i, info in self.nodes.items()}  # asked per node thrice
+        _cut_wide(groups, group_of, order, self.nodes, ops)
+        _count(groups, group_of, ops)
+        _label_fused(groups, group_of, ops)
         top_groups = [g for g in groups.values() if g.parent is None]
         top_nodes = [i for i in order if not group_of[i]]
         ordered = {i: group_of[i] for i in order}
@@ -600,7 +601,8 @@ def _flatten(groups: dict[str, Group], group_of: dict[str, str]) -> None:
         g.depth = groups[g.parent].depth + 1 if g.parent else 1
 
 
-def _cut_wide(groups: dict[str, Group], group_of: dict[str, str], order: list[str], nodes) -> None:
+def _cut_wide(groups: dict[str, Group], group_of: dict[str, str], order: list[str], nodes,
+              ops: dict[str, Optional[str]]) -> None:  # fmt: skip
     """Cut a group's long run of direct nodes (and the top level's) into runs of RUN; with
     more than WIDE runs, into runs of RUN runs, and so on: an unrolled LSTM's 13,000
     nodes open to 14 runs of runs, not 418 runs in one picture."""
@@ -611,8 +613,8 @@ def _cut_wide(groups: dict[str, Group], group_of: dict[str, str], order: list[st
         depth = groups[parent].depth + 1 if parent else 1
         for k in range(0, len(direct), size):
             run = direct[k : k + size]
-            ops = [i for i in run if op_name(nodes[i]) is not None]
-            first, last = (ops[0], ops[-1]) if ops else (run[0], run[-1])
+            calls = [i for i in run if ops[i] is not None]
+            first, last = (calls[0], calls[-1]) if calls else (run[0], run[-1])
             heads = [nodes[i].label.split("\n")[0] for i in (first, last)]
             label = f"{heads[0]} \u2026 {heads[1]}"
             path = (parent or "") + SEP + f"#{_index(run[0])}-{_index(run[-1])}"
@@ -640,27 +642,37 @@ def _cut_wide(groups: dict[str, Group], group_of: dict[str, str], order: list[st
         cut(g, direct, size)
 
 
-def _count(groups: dict[str, Group], group_of: dict[str, str], nodes) -> None:
+def _count(
+    groups: dict[str, Group], group_of: dict[str, str], ops: dict[str, Optional[str]]
+) -> None:
+    """Each group's nodes and ops, its subgroups' included: each node counts in its own
+    group, then the groups add up into their parents, deepest first (a path is longer
+    than its parent's), so deep models pay per node once, not once per ancestor."""
     for i, g in group_of.items():
-        is_op = op_name(nodes[i]) is not None
-        while g:
+        if g:
             grp = groups[g]
             grp.size += 1
-            grp.ops += is_op
-            g = grp.parent
+            grp.ops += ops[i] is not None
+    for grp in sorted(groups.values(), key=lambda g: -len(g.id)):
+        if grp.parent:
+            parent = groups[grp.parent]
+            parent.size += grp.size
+            parent.ops += grp.ops
 
 
-def _label_fused(groups: dict[str, Group], group_of: dict[str, str], nodes) -> None:
+def _label_fused(
+    groups: dict[str, Group], group_of: dict[str, str], ops: dict[str, Optional[str]]
+) -> None:
     """A fused function is labelled with the ops it fuses (``fused nn.conv2d+nn.relu``)."""
     for g in groups.values():
         if g.kind != "fused":
             continue
-        ops: list[str] = []
+        fused: list[str] = []
         for i in g.nodes:
-            name = op_name(nodes[i])
-            if name is not None and name not in ops:
-                ops.append(name)
-        shown = "+".join(ops[:3]) + ("+\u2026" if len(ops) > 3 else "")
+            name = ops[i]
+            if name is not None and name not in fused:
+                fused.append(name)
+        shown = "+".join(fused[:3]) + ("+\u2026" if len(fused) > 3 else "")
         g.label = f"fused {shown}" if shown else "fused"
 
 

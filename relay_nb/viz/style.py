@@ -7,6 +7,7 @@ the two drawings can be compared at a glance.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from typing import Any, Optional
 
@@ -73,6 +74,7 @@ SHARED_COLOR = "#1f4e9c"
 LABEL_WIDTH = 44
 
 
+@functools.cache  # asked once per drawn call: a model has a few dozen operators
 def op_color(name: str) -> str:
     """The fill of calls to operator ``name`` (stable across runs and processes)."""
     return OP_PALETTE[zlib.crc32(name.encode()) % len(OP_PALETTE)]
