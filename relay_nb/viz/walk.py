@@ -42,52 +42,79 @@ MAX_CLUSTER_DEPTH = 24
 MAX_CLUSTERS = 400
 
 
-def children(node: Expr) -> list[Child]:
-    """The sub-expressions of ``node`` with their roles, in evaluation order."""
-    if isinstance(node, Call):
-        out: list[Child] = [(a, "arg", i, -1) for i, a in enumerate(node.args)]
-        out.append((node.op, "callee", 0, -1))
-        return out
-    if isinstance(node, Let):
-        return [(node.var, "var", 0, -1), (node.value, "value", 0, -1), (node.body, "body", 0, -1)]
-    if isinstance(node, Tuple):
-        return [(f, "field", i, -1) for i, f in enumerate(node.fields)]
-    if isinstance(node, TupleGetItem):
-        return [(node.tuple_value, "tuple", node.index, -1)]
-    if isinstance(node, Function):
-        # The body first: a post order then reaches each parameter at its first use, so
-        # a drawing cut after N nodes shows the first layers, not a list of parameters.
-        out = [(node.body, "body", 0, 0)]
-        out.extend((p, "param", i, 0) for i, p in enumerate(node.params))
-        return out
-    if isinstance(node, If):
-        return [
-            (node.cond, "cond", 0, -1),
-            (node.true_branch, "then", 0, 0),
-            (node.false_branch, "else", 0, 1),
-        ]
-    if isinstance(node, Match):
-        out = [(node.data, "data", 0, -1)]
-        for k, clause in enumerate(node.clauses):
-            out.extend((v, "bind", k, k) for v in pattern_vars(clause.lhs))
-            out.append((clause.rhs, "clause", k, k))
-        return out
-    if isinstance(node, RefCreate):
-        return [(node.value, "value", 0, -1)]
-    if isinstance(node, RefRead):
-        return [(node.ref, "ref", 0, -1)]
-    if isinstance(node, RefWrite):
-        return [(node.ref, "ref", 0, -1), (node.value, "value", 0, -1)]
+def _call_children(node: Call) -> list[Child]:
+    out: list[Child] = [(a, "arg", i, -1) for i, a in enumerate(node.args)]
+    out.append((node.op, "callee", 0, -1))
+    return out
+
+
+def _function_children(node: Function) -> list[Child]:
+    # The body first: a post order then reaches each parameter at its first use, so a
+    # drawing cut after N nodes shows the first layers, not a list of parameters.
+    out = [(node.body, "body", 0, 0)]
+    out.extend((p, "param", i, 0) for i, p in enumerate(node.params))
+    return out
+
+
+def _match_children(node: Match) -> list[Child]:
+    out = [(node.data, "data", 0, -1)]
+    for k, clause in enumerate(node.clauses):
+        out.extend((v, "bind", k, k) for v in pattern_vars(clause.lhs))
+        out.append((clause.rhs, "clause", k, k))
+    return out
+
+
+def _no_children(node: Expr) -> list[Child]:
     return []
 
 
+_CHILDREN_OF_CLASS: dict[type, Any] = {
+    Call: _call_children,
+    Let: lambda n: [(n.var, "var", 0, -1), (n.value, "value", 0, -1), (n.body, "body", 0, -1)],
+    Tuple: lambda n: [(f, "field", i, -1) for i, f in enumerate(n.fields)],
+    TupleGetItem: lambda n: [(n.tuple_value, "tuple", n.index, -1)],
+    Function: _function_children,
+    If: lambda n: [(n.cond, "cond", 0, -1), (n.true_branch, "then", 0, 0),
+                   (n.false_branch, "else", 0, 1)],  # fmt: skip
+    Match: _match_children,
+    RefCreate: lambda n: [(n.value, "value", 0, -1)],
+    RefRead: lambda n: [(n.ref, "ref", 0, -1)],
+    RefWrite: lambda n: [(n.ref, "ref", 0, -1), (n.value, "value", 0, -1)],
+}
+_SUBSCOPES_OF_CLASS: dict[type, Any] = {
+    Function: lambda n: 1,
+    If: lambda n: 2,
+    Match: lambda n: len(n.clauses),
+}
+# Per concrete class, found through its bases once (a walk asks twice per node).
+_CHILDREN: dict[type, Any] = {}
+_SUBSCOPES: dict[type, Any] = {}
+
+
+def _of_class(table: dict[type, Any], cache: dict[type, Any], cls: type, default: Any) -> Any:
+    for klass in cls.__mro__:
+        if klass in table:
+            cache[cls] = table[klass]
+            return table[klass]
+    cache[cls] = default
+    return default
+
+
+def children(node: Expr) -> list[Child]:
+    """The sub-expressions of ``node`` with their roles, in evaluation order."""
+    cls = type(node)
+    get = _CHILDREN.get(cls) or _of_class(_CHILDREN_OF_CLASS, _CHILDREN, cls, _no_children)
+    return get(node)
+
+
 def n_subscopes(node: Expr) -> int:
-    if isinstance(node, Function):
-        return 1
-    if isinstance(node, If):
-        return 2
-    if isinstance(node, Match):
-        return len(node.clauses)
+    """How many scopes ``node`` opens: a function's body, an if's branches, the clauses."""
+    cls = type(node)
+    get = _SUBSCOPES.get(cls) or _of_class(_SUBSCOPES_OF_CLASS, _SUBSCOPES, cls, _none)
+    return get(node)
+
+
+def _none(node: Expr) -> int:
     return 0
 
 
