@@ -38,7 +38,7 @@ from __future__ import annotations
 import weakref
 from collections import Counter
 from types import GeneratorType
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Collection, Iterator, Optional
 
 from ..errors import RelayError
 from .expr import (
@@ -117,12 +117,21 @@ def expr_children(e: Expr) -> tuple[Expr, ...]:
     return ()
 
 
-def post_order(root: Expr) -> Iterator[Expr]:
+def post_order(
+    root: Expr,
+    *,
+    seen: Optional[set] = None,
+    stop: Collection = (),
+    stopped: Optional[list] = None,
+) -> Iterator[Expr]:
     """Every node reachable from ``root`` exactly once, children before parents.
 
     Iterative: works on arbitrarily deep programs at the default recursion limit.
+    ``seen`` (updated) holds nodes not to visit again, e.g. what walks of other roots
+    reached; nodes in ``stop`` are neither entered nor yielded but appended to
+    ``stopped`` (a pass diff stops where the new program reaches the old one).
     """
-    seen: set[Expr] = set()
+    seen = set() if seen is None else seen
     stack: list[tuple[Expr, bool]] = [(root, False)]
     pop, push = stack.pop, stack.append
     while stack:
@@ -133,6 +142,10 @@ def post_order(root: Expr) -> Iterator[Expr]:
         if node in seen:
             continue
         seen.add(node)
+        if stop and node in stop:
+            if stopped is not None:
+                stopped.append(node)
+            continue
         push((node, True))
         for child in reversed(expr_children(node)):
             if child not in seen:

@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import RelayError
 from ..eval.values import Closure, ConstructorValue, RefValue
 from ..ir.expr import Expr
-from ..ir.functor import expr_children, post_order
+from ..ir.functor import post_order
 from ..ir.module import IRModule
 from ..ir.ty import TensorType, TupleType, Type
 from ..transform.infra import PASSES, Pass, PassContext, PassInfo, Sequential, get_pass
@@ -264,26 +264,8 @@ def _walk(roots: Iterable[Expr], stop: Collection = (), stopped: Optional[list] 
     entering nodes in ``stop`` (appended to ``stopped``)."""
     seen: set[Expr] = set()
     out: list[Expr] = []
-    emit = out.append
     for root in roots:
-        stack: list[tuple[Expr, bool]] = [(root, False)]
-        pop, push = stack.pop, stack.append
-        while stack:
-            node, expanded = pop()
-            if expanded:
-                emit(node)
-                continue
-            if node in seen:
-                continue
-            seen.add(node)
-            if node in stop:
-                if stopped is not None:
-                    stopped.append(node)
-                continue
-            push((node, True))
-            for child in reversed(expr_children(node)):
-                if child not in seen:
-                    push((child, False))
+        out.extend(post_order(root, seen=seen, stop=stop, stopped=stopped))
     return out
 
 

@@ -100,13 +100,12 @@ class CompiledModule:
 
     def _finish(self) -> None:
         job, symbols = self._job, list(self.addresses)
-        obj = b""
         try:
             obj, seconds = job.result()
             loaded = load_object(obj, symbols, self.name, _externals(self._ir), lambda: "", self._speed_level)
             self.compile_seconds, self.in_worker = seconds + loaded.compile_seconds, job.remote
         except Exception:  # (a KeyboardInterrupt while waiting leaves the module pending)
-            obj = b""
+            obj = b""  # not an object to keep: it did not load, or never came
             try:
                 loaded = compile_ir(self._ir, symbols, self.name, self._speed_level, False, self._save)
                 self.compile_seconds, self._optimized = loaded.compile_seconds, loaded._optimized
