@@ -27,7 +27,8 @@ For each model, one row per view (the first, collapsed view; everything expanded
 
 For the RNN-T also the pass stepper's graph tab (``stepper_graph_tab``), opened on a step:
 Python time until its first pane (the program after the step) shows and until both do,
-in DAG and ANF mode (``--no-stepper`` skips it).
+in DAG and ANF mode (``--no-stepper`` skips it); with ``--browser`` also the wall time
+from the click until Chromium has drawn them, in a real JupyterLab (``stepper_in_lab``).
 
 Targets: first view <= 2 s, each toggle / search / zoom <= 200 ms, <= 2 MB per view.
 The transformer is built with the builder API the way TVM's PyTorch importer prints
@@ -48,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -346,6 +348,75 @@ def stepper_graph_tab(build, repeat: int = 3) -> dict:
 
 # -- the browser ------------------------------------------------------------------------------
 
+
+def stepper_in_lab(repeat: int = 3) -> Optional[dict]:
+    """The pass stepper's graph tab on the RNN-T in a real JupyterLab (``--browser``):
+    wall time from the click on "graph" (then on "ANF") until the first pane is drawn
+    and until both are, in fresh steppers (medians of ``repeat``); kernel, server and
+    browser share this machine's cores as on a laptop.  None without a browser."""
+    import tempfile
+    from pathlib import Path
+
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    try:
+        import nbformat
+        from e2e.browser import ensure_browser, launch
+        from e2e.lab import NOTEBOOK, error_outputs, open_notebook, run_all_cells, wait_until_executed
+        from e2e.server import start_lab
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    if ensure_browser() is not None:
+        return None
+    work = Path(tempfile.mkdtemp(prefix="relay_nb_lab_"))
+    (work / "root").mkdir()
+    nb = nbformat.v4.new_notebook()
+    setup = (f"import sys; sys.path.insert(0, {HERE!r})\nfrom bench_views import rnnt\n"
+             "from relay_nb.notebook.stepper import PassStepper\nmod = rnnt()")  # fmt: skip
+    show = ('s = PassStepper(mod, passes=["SimplifyExpr"], executor="interpreter")\n'
+            "s.go(s.steps[-1].index)\ns")  # fmt: skip
+    nb.cells = [nbformat.v4.new_code_cell(setup)] + [nbformat.v4.new_code_cell(show)] * repeat
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                 "language": "python"}  # fmt: skip
+    nbformat.write(nb, work / "root" / "stepper.ipynb")
+    server = start_lab(work / "root", work / "lab", env={"PYTHONPATH": ROOT})
+    pw = sync_playwright().start()
+    chromium = launch(pw)
+    drawn = "(el) => Array.from(el.querySelectorAll('.relay-ex')).filter((x) => x.querySelector('g.relay-ex-node')).length"
+    both = f"(el) => ({drawn})(el) === 2 && !el.innerText.includes('drawing the program before')"
+    times: dict[str, list[float]] = {f"{m}_{k}": [] for m in ("dag", "anf") for k in ("first", "both")}
+    try:
+        page = chromium.new_page(viewport={"width": 1400, "height": 1200})
+        page.set_default_timeout(600_000)
+        open_notebook(page, server.url("/lab/tree/stepper.ipynb"))
+        run_all_cells(page)
+        wait_until_executed(page)
+        errors = error_outputs(page)
+        if errors:
+            raise RuntimeError(errors[0][:2000])
+        for k in range(repeat):
+            stepper = page.locator(f"{NOTEBOOK} .relay-stepper").nth(k)
+            stepper.scroll_into_view_if_needed()
+            handle = stepper.element_handle()
+            for mode in ("dag", "anf"):
+                t0 = time.perf_counter()
+                if mode == "dag":
+                    stepper.locator(".lm-TabBar-tab", has_text="graph").click()
+                    page.wait_for_function(f"(el) => ({drawn})(el) >= 1", arg=handle, polling=10)
+                else:  # the DAG panes are replaced: wait for the ANF "after" pane's note
+                    stepper.locator("button", has_text="ANF").click()
+                    page.wait_for_function("(el) => el.innerText.includes('drawing the program before')"
+                                           f" && ({drawn})(el) >= 1", arg=handle, polling=10)  # fmt: skip
+                times[f"{mode}_first"].append(time.perf_counter() - t0)
+                page.wait_for_function(both, arg=handle, polling=10)
+                times[f"{mode}_both"].append(time.perf_counter() - t0)
+    finally:
+        chromium.close()
+        pw.stop()
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    return {k: statistics.median(ts) for k, ts in times.items()}
+
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head>
 <body><div id="root" style="width:1300px"></div></body></html>"""
 
@@ -565,6 +636,10 @@ def main() -> None:
             rows.extend(measure(name, build, timer))
             if build is rnnt and not args.no_stepper:
                 steppers.append((name, stepper_graph_tab(build)))
+                if args.browser:
+                    lab = stepper_in_lab(args.repeat)
+                    if lab is not None:
+                        steppers.append((name + " in JupyterLab, wall s", lab))
     finally:
         if timer is not None:
             timer.close()
@@ -587,10 +662,11 @@ def main() -> None:
         print(" ".join(_fmt(r.get(k), spec) if k not in ("model", "view") else format(r[k], spec)
                        for k, spec, _ in cols))  # fmt: skip
     if steppers:
-        print("\npass stepper graph tab (Python CPU s until the after pane shows / both do, median of 3)")
-        print(f"{'model':<32} {'dag 1st':>7} {'dag':>6} {'anf 1st':>7} {'anf':>6}")
+        print("\npass stepper graph tab: s until the after pane shows / both do (median of 3; Python "
+              "CPU, or in JupyterLab the wall time from the click until Chromium has drawn them)")
+        print(f"{'model':<50} {'dag 1st':>7} {'dag':>6} {'anf 1st':>7} {'anf':>6}")
         for name, t in steppers:
-            print(f"{name:<32} {t['dag_first']:>7.2f} {t['dag_both']:>6.2f} "
+            print(f"{name:<50} {t['dag_first']:>7.2f} {t['dag_both']:>6.2f} "
                   f"{t['anf_first']:>7.2f} {t['anf_both']:>6.2f}")  # fmt: skip
 
 
