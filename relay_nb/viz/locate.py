@@ -31,6 +31,7 @@ from ..ir.expr import (
 )
 from ..ir.module import IRModule
 from ..syntax.printer import (
+    _CANON,
     _METADATA_OMITTED,
     VERSION_HEADER,
     _canon,
@@ -57,8 +58,10 @@ class _LocatingPrinter(_TextPrinter):
 
     def _finish(self, node: Expr, inline: bool, doc: Any) -> Any:
         # A let's doc is its body's (the let itself is located at its variable).
-        if _canon(type(node)) not in (Let, TempExpr):
-            mark = self._mark(node)
+        if (_CANON.get(type(node)) or _canon(type(node))) not in (Let, TempExpr):
+            marks = self.marks
+            mark = f"\x00{len(marks)}\x01"
+            marks.append(node)
             doc = mark + doc if type(doc) is str else [mark, doc]
         return super()._finish(node, inline, doc)
 
