@@ -66,7 +66,10 @@ class _LocatingPrinter(_TextPrinter):
         return super()._finish(node, inline, doc)
 
     def _alloc_var(self, var: Var) -> str:
-        return self._mark(var) + super()._alloc_var(var)
+        marks = self.marks
+        mark = f"\x00{len(marks)}\x01"
+        marks.append(var)
+        return mark + _TextPrinter._alloc_var(self, var)
 
     def _leaf(self, node: Expr) -> str | None:
         doc = super()._leaf(node)
