@@ -133,3 +133,70 @@ def test_scale(build):
 def test_semantics_of_a_big_chain():
     mod = big_let_chain(10_000)
     check_pass(ToANormalForm(), mod, inputs=[np.float32(0.5)])
+
+
+# A one-scope program (dataflow nodes and an opaque function only) is rebuilt by a loop
+# over its post order; any let, if, match or function sends it through the general
+# rebuild.  Both must bind the same values in the same order.
+_ONE_SCOPE = """
+def @main(%x: Tensor[(2), float32]) {
+  %0 = log(%x);
+  %1 = (%0, %x);
+  %2 = %1.0;
+  %3 = fn (%p: Tensor[(2), float32], Primitive=1) { exp(%p) };
+  %4 = %3(%2);
+  %5 = ref(%4);
+  %6 = ref_write(%5, %0);
+  %7 = ref_read(%5);
+  (%6, add(%7, %0), %1.1)
+}"""
+
+
+def test_one_scope_rebuild_matches_the_general_one():
+    from relay_nb.viz.anf import anf_with_origins
+
+    mod = relay.transform.InferType()(relay.parse(_ONE_SCOPE))
+    fn = mod["main"]
+    v = relay.var("v")
+    general = relay.Function(fn.params, relay.Let(v, fn.params[0], fn.body), fn.ret_type)
+    general.set_checked_type(fn.checked_type)
+    flat_out = ToANormalFormExpr(fn)
+    general_out = ToANormalFormExpr(general)
+    flat_text = relay.astext(flat_out, show_types=True)
+    general_text = relay.astext(general_out, show_types=True)
+    assert general_text.replace("  let %v = %x;\n", "", 1) == flat_text
+    t2 = "Tensor[(2), float32]"
+    assert relay.astext(flat_out, show_types=False).splitlines()[2:] == [
+        "  let %x1 = log(%x);",
+        "  let %x2 = (%x1, %x);",
+        "  let %x3 = %x2.0;",
+        "  let %x4 = fn (%p: Tensor[(2), float32], Primitive=1) {",
+        "    exp(%p)",
+        "  };",
+        "  let %x5 = %x4(%x3);",
+        "  let %x6 = ref(%x5);",
+        "  let %x7 = ref_write(%x6, %x1);",
+        "  let %x8 = ref_read(%x6);",
+        "  let %x9 = add(%x8, %x1);",
+        "  let %x10 = %x2.1;",
+        "  let %x11 = (%x7, %x9, %x10);",
+        "  %x11",
+        "}",
+    ]
+    assert f"let %x2 /* ty=({t2}, {t2}) */ = (%x1, %x) /* ty=({t2}, {t2}) */;" in flat_text
+    # the ANF view's origin map: each binding's value and variable -> the node it replaces
+    flat_anf, flat_origin = anf_with_origins(fn)
+    general_anf, general_origin = anf_with_origins(general)
+
+    def bound(origin, body):
+        out = []
+        while type(body) is Let:
+            out.append((origin.get(body.var), origin.get(body.value)))
+            body = body.body
+        return out
+
+    flat_seq = bound(flat_origin, flat_anf.body)
+    assert len(flat_seq) == 11 and all(a is not None and a is b for a, b in flat_seq)
+    general_seq = bound(general_origin, general_anf.body)
+    assert general_seq[0] == (None, None)  # let %v = %x: no new node
+    assert [a for a, _ in general_seq[1:]] == [a for a, _ in flat_seq]

@@ -304,3 +304,49 @@ def test_deep_branch_nesting():
     out = to_a_normal_form(Function((x, c), e))
     assert pretty_print(out).count("exp(") == 1
     assert_anf(out)
+
+
+def test_let_values_printed_in_place_or_through_the_driver_and_located():
+    """A let whose value is a call of printed operands is written by ``_g_let`` itself;
+    one whose operands are not printed yet, or whose value is shared (hoisted as %N),
+    goes through the driver: the text is the same either way, and every located node's
+    position points at its own text."""
+    from relay_nb.viz.locate import locate
+
+    x = relay.var("x", shape=(2,))
+    shared = relay.log(x)  # a graph node used by a let value: printed first as %0
+    a, b, c, d = (relay.var(n) for n in "abcd")
+    twice = relay.exp(x)  # one call bound by two lets: hoisted once
+    body = relay.Let(
+        a,
+        relay.add(shared, shared),
+        relay.Let(b, relay.add(a, relay.const(1.0)), relay.Let(c, twice, relay.Let(d, twice, relay.Tuple([b, c, d])))),
+    )
+    fn = relay.Function([x], body)
+    expected = [
+        "fn (%x: Tensor[(2), float32]) {",
+        "  %0 = log(%x);",
+        "  let %a = add(%0, %0);",
+        "  let %b = add(%a, 1f);",
+        "  %1 = exp(%x);",
+        "  let %c = %1;",
+        "  let %d = %1;",
+        "  (%b, %c, %d)",
+        "}",
+    ]
+    assert relay.astext(fn).splitlines()[1:] == expected
+    located = locate(fn)
+    assert located.text.splitlines()[1:] == expected
+    lines = located.text.split("\n")
+    seen = 0
+    for node, (line, column) in located.positions.items():
+        at = lines[line - 1][column - 1 :]
+        if isinstance(node, Call):
+            assert at.startswith(node.op.name + "("), (at, node)
+        elif isinstance(node, Var):
+            assert at.startswith(located.names[node]), (at, node)
+        elif isinstance(node, Constant):
+            assert at.startswith("1f"), at
+        seen += 1
+    assert seen >= 11 and located.names[twice] == "%1"
+    assert located.positions[twice] == (6, 8) and located.positions[d] == (8, 7)

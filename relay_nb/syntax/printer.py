@@ -404,8 +404,10 @@ def _attrs_key(op: Expr, attrs: Attrs) -> tuple | None:
     a value is not plain text (a constant, a type, an object: it may print as a meta
     reference, numbered by the printout)."""
     out: list = [op, attrs.type_key]
-    for name, value in attrs.items():
-        key = _value_key(value)
+    fields = attrs._fields if type(attrs) is Attrs else attrs  # its dict: no Mapping views
+    for name, value in fields.items():
+        t = type(value)
+        key = (t, value) if t in _PLAIN_ATTR else _value_key(value)
         if key is None:
             return None
         out.append((name, key))
@@ -413,13 +415,20 @@ def _attrs_key(op: Expr, attrs: Attrs) -> tuple | None:
 
 
 def _value_key(value: Any) -> Any:
-    if type(value) in _PLAIN_ATTR:
-        return (type(value), value)
-    if type(value) is float:
+    t = type(value)
+    if t in _PLAIN_ATTR:
+        return (t, value)
+    if t is float:
         return (float, repr(value))
-    if type(value) is tuple:
-        keys = tuple(_value_key(v) for v in value)
-        return None if None in keys else (tuple, keys)
+    if t is tuple:
+        keys = []
+        for v in value:
+            tv = type(v)
+            key = (tv, v) if tv in _PLAIN_ATTR else _value_key(v)
+            if key is None:
+                return None
+            keys.append(key)
+        return (tuple, tuple(keys))
     return None
 
 
@@ -521,7 +530,8 @@ class _TextPrinter:
         """The binding occurrence ``%name: Type /* ty=... */``; names the variable."""
         name = self.var_names.get(var)
         if name is None:
-            name = self._unique(_sanitize(var.name_hint))
+            hint = var.name_hint
+            name = self._unique(hint if _PLAIN_NAME.match(hint) else _sanitize(hint))
             self.var_names[var] = name
             self.memo[var] = "%" + name
         doc = "%" + name
@@ -968,6 +978,12 @@ class _TextPrinter:
             var = self._alloc_var(node.var)  # before the value: it may recurse
             value = node.value
             d = memo.get(value)
+            if d is None and type(value) is Call:
+                # What the driver does for a call of printed operands, without the round
+                # trip through it (an A-normal-form program is mostly such lets).
+                d = self._call_text(value)
+                if d is not None:
+                    d = self._finish(value, uses.get(value, 0) <= 1, d)
             if d is None:
                 d = yield (value, LETVAL)
             if type(d) is str:

@@ -64,6 +64,7 @@ dataflow chain converts at Python's default recursion limit.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from operator import is_not as _is_not
 from typing import Any
 
 from ..errors import RelayError
@@ -109,6 +110,8 @@ def _kind(t: type) -> Any:
 
 # Let values that may hold a closure referring to the let's own variable (recursion).
 _MAY_RECURSE = frozenset((Function, Let, If, Match))
+# Nodes that open scopes or splice them (a let): a program without them is one scope.
+_SCOPING = frozenset((Function, Let, If, Match))
 
 
 def _opaque(fn: Function) -> bool:
@@ -164,30 +167,34 @@ def to_a_normal_form(expr: Expr) -> Expr:
         return _convert(expr)
 
 
-def _convert(expr: Expr) -> Expr:
+def _convert(expr: Expr, origin: dict[Expr, Expr] | None = None) -> Expr:
+    """The conversion; ``origin`` (the ANF view's) also gets ``{new node: original}``."""
     if isinstance(expr, Function):
         body = expr.body
         if _kind(type(body)) is None:
             return expr
-        new_body = _Converter(body).run()
+        new_body = _Converter(body, origin).run()
         new = Function(
             expr.params, new_body, expr.ret_type, expr.type_params, expr.attrs, span=expr.span
         )
         if expr._checked_type is not None:
             new.set_checked_type(expr._checked_type)
+        if origin is not None:
+            origin[new] = expr
         return new
     if not isinstance(expr, Expr):
         raise RelayError(f"to_a_normal_form expects a Relay expression, got {type(expr).__name__}")
     if _kind(type(expr)) is None:
         return expr
-    return _Converter(expr).run()
+    return _Converter(expr, origin).run()
 
 
 class _Converter:
     """One conversion: the scope tree, the placement of every node, the rebuilt program."""
 
-    def __init__(self, root: Expr) -> None:
+    def __init__(self, root: Expr, origin: dict[Expr, Expr] | None = None) -> None:
         self.root = root
+        self.origin = origin  # bound value / its variable -> the node it replaces
         self.parent = [-1]  # scope id -> parent scope id (0 is the root scope)
         self.depth = [0]
         self.scope_of: dict[Expr, int] = {root: 0}
@@ -196,7 +203,9 @@ class _Converter:
         self.name_for: dict[Expr, Var] = {}  # value -> the let variable that binds it
         self.lists: dict[int, list] = {}  # open scope -> its bindings so far
         self.pending: dict[Var, int] = {}  # let var whose value converts -> its scope depth
-        self._assign_scopes()
+        self.order, self.flat = self._post_order()
+        if not self.flat:
+            self._assign_scopes()
 
     # -- pass 1: scopes ----------------------------------------------------------------
     def _new_scope(self, parent: int) -> int:
@@ -214,15 +223,19 @@ class _Converter:
             a, b = parent[a], parent[b]
         return a
 
-    def _assign_scopes(self) -> None:
+    def _post_order(self) -> tuple[list[Expr], bool]:
+        """The compound nodes in post order (children before parents, operands left to
+        right: the order the rebuild binds them in), and whether there is no let, ``if``,
+        ``match`` or (non-opaque) function among them: then there is one scope and the
+        rebuild is a loop over this order (:meth:`_run_flat`)."""
         kinds = _KIND
-        # Post order of the compound nodes (children before parents), iteratively: a
-        # node is pushed once to be expanded and, above its children, once more (in
-        # ``finish``) to be emitted after them.
+        # Iteratively: a node is pushed once to be expanded and, above its children,
+        # once more (in ``finish``) to be emitted after them.
         order: list[Expr] = []
         seen: set[Expr] = set()
         stack: list[Expr] = [self.root]
         finish: list[bool] = [False]
+        flat = True
         while stack:
             node = stack.pop()
             if finish.pop():
@@ -236,7 +249,13 @@ class _Converter:
             k = kinds.get(type(node), _UNKNOWN)
             if k is _UNKNOWN:
                 k = _kind(type(node))
-            for c in reversed(_kids(node, k)):
+            if k is Call:
+                kids = (*node.args, node.op)
+            else:
+                kids = _kids(node, k)
+                if flat and k in _SCOPING and (k is not Function or kids):
+                    flat = False
+            for c in reversed(kids):
                 kc = kinds.get(type(c), _UNKNOWN)
                 if kc is None or c in seen:
                     continue
@@ -244,6 +263,10 @@ class _Converter:
                     continue
                 stack.append(c)
                 finish.append(False)
+        return order, flat
+
+    def _assign_scopes(self) -> None:
+        kinds = _KIND
         # Reverse post order: a node comes after every node that uses it, so the LCA of
         # its uses' scopes is complete when we reach it.
         scope_of, subs, lca = self.scope_of, self.subs, self._lca
@@ -254,7 +277,7 @@ class _Converter:
             old = scope_of.get(child)
             scope_of[child] = scope if old is None or old == scope else lca(old, scope)
 
-        for node in reversed(order):
+        for node in reversed(self.order):
             s = scope_of[node]
             k = _kind(type(node))
             if k is If:
@@ -289,8 +312,62 @@ class _Converter:
     # -- pass 2: rebuild -----------------------------------------------------------------
     def run(self) -> Expr:
         self.lists[0] = bindings = []
-        atom = self._drive(self.root)
+        atom = self._run_flat(bindings) if self.flat else self._drive(self.root)
         return self._wrap(bindings, atom)
+
+    def _run_flat(self, bindings: list) -> Expr:
+        """The rebuild of a program that is one scope (dataflow nodes and opaque
+        functions only): each node in post order, which is the order :meth:`_drive`
+        binds them in, with its operands' atoms; what :meth:`_bind` does, inlined (no
+        let variable to reuse, nothing pending).  Returns the root's atom."""
+        memo, origin = self.memo, self.origin
+        kinds = _KIND
+        memo_get = memo.get
+        set_type = object.__setattr__  # Expr.set_checked_type without its call
+        var = None
+        for node in self.order:
+            k = kinds.get(type(node), _UNKNOWN)
+            if k is _UNKNOWN:
+                k = _kind(type(node))
+            value = node
+            if k is Call:
+                op, args = node.op, node.args
+                new_op = memo_get(op, op)
+                new_args = [memo_get(a, a) for a in args]
+                if new_op is not op or any(map(_is_not, new_args, args)):
+                    value = Call(new_op, tuple(new_args), node.attrs, node.type_args, span=node.span)
+            elif k is Tuple:
+                fields = node.fields
+                new_fields = [memo_get(f, f) for f in fields]
+                if any(map(_is_not, new_fields, fields)):
+                    value = Tuple(tuple(new_fields), span=node.span)
+            elif k is TupleGetItem:
+                t = node.tuple_value
+                new_t = memo_get(t, t)
+                if new_t is not t:
+                    value = TupleGetItem(new_t, node.index, span=node.span)
+            elif k is not Function:  # references; an opaque function is kept as it is
+                olds = _kids(node, k)
+                news = [memo_get(o, o) for o in olds]
+                if any(map(_is_not, news, olds)):
+                    if k is RefCreate:
+                        value = RefCreate(news[0], span=node.span)
+                    elif k is RefRead:
+                        value = RefRead(news[0], span=node.span)
+                    else:
+                        value = RefWrite(news[0], news[1], span=node.span)
+            var = Var("x", span=node.span)
+            ty = node._checked_type
+            if ty is not None:
+                set_type(var, "_checked_type", ty)
+                if value is not node and value._checked_type is None:
+                    set_type(value, "_checked_type", ty)
+            bindings.append((var, value))
+            memo[node] = var
+            if origin is not None:
+                origin.setdefault(value, node)
+                origin[var] = node
+        return var
 
     def _drive(self, root: Expr) -> Expr:
         """Convert ``root`` with generators on an explicit stack; returns its atom.
@@ -371,6 +448,10 @@ class _Converter:
         if self.pending:
             self._check_pending(node, value, sid)
         self.lists[sid].append((var, value))
+        origin = self.origin
+        if origin is not None:
+            origin.setdefault(value, node)
+            origin.setdefault(var, node)
         return var
 
     def _check_pending(self, node: Expr, value: Expr, sid: int) -> None:
@@ -394,10 +475,14 @@ class _Converter:
     def _wrap(self, bindings: list, atom: Expr) -> Expr:
         body = atom
         ty = atom._checked_type
+        if ty is None:
+            for var, value in reversed(bindings):
+                body = Let(var, value, body)
+            return body
+        set_type = object.__setattr__  # Expr.set_checked_type without its call
         for var, value in reversed(bindings):
             body = Let(var, value, body)
-            if ty is not None:
-                body.set_checked_type(ty)
+            set_type(body, "_checked_type", ty)
         return body
 
     def _block(self, expr: Expr, sid: int):

@@ -31,6 +31,7 @@ from ..ir.expr import (
 )
 from ..ir.module import IRModule
 from ..syntax.printer import (
+    _CANON,
     _METADATA_OMITTED,
     VERSION_HEADER,
     _canon,
@@ -57,13 +58,18 @@ class _LocatingPrinter(_TextPrinter):
 
     def _finish(self, node: Expr, inline: bool, doc: Any) -> Any:
         # A let's doc is its body's (the let itself is located at its variable).
-        if _canon(type(node)) not in (Let, TempExpr):
-            mark = self._mark(node)
+        if (_CANON.get(type(node)) or _canon(type(node))) not in (Let, TempExpr):
+            marks = self.marks
+            mark = f"\x00{len(marks)}\x01"
+            marks.append(node)
             doc = mark + doc if type(doc) is str else [mark, doc]
         return super()._finish(node, inline, doc)
 
     def _alloc_var(self, var: Var) -> str:
-        return self._mark(var) + super()._alloc_var(var)
+        marks = self.marks
+        mark = f"\x00{len(marks)}\x01"
+        marks.append(var)
+        return mark + _TextPrinter._alloc_var(self, var)
 
     def _leaf(self, node: Expr) -> str | None:
         doc = super()._leaf(node)
@@ -113,25 +119,31 @@ def locate(obj: Any, show_types: bool = False) -> Located:
         marked += ("" if marked.endswith("\n") else "\n") + _METADATA_OMITTED
     positions: dict[Expr, tuple[int, int]] = {}
     marks = printer.marks
-    out_lines = []
-    for lineno, line in enumerate(marked.split("\n"), start=1):
-        if "\x00" not in line:
-            out_lines.append(line)
-            continue
-        removed = 0
-        for m in _MARK.finditer(line):
-            node = marks[int(m.group(1))]
-            if node not in positions:
-                positions[node] = (lineno, m.start() - removed + 1)
-            removed += m.end() - m.start()
-        out_lines.append(_MARK.sub("", line))
+    # The text cut at the marks: [text, mark, text, mark, ..., text].  A mark stands
+    # where the text before it ends: its line and column follow from that text's
+    # newlines (the marks themselves have none).
+    parts = _MARK.split(marked)
+    text = parts[0]
+    lineno = 1 + text.count("\n")
+    column = len(text) - text.rfind("\n")  # 1-based column of the next character
+    pieces = iter(parts)
+    next(pieces)
+    for index, text in zip(pieces, pieces):
+        node = marks[int(index)]
+        if node not in positions:
+            positions[node] = (lineno, column)
+        if "\n" in text:
+            lineno += text.count("\n")
+            column = len(text) - text.rindex("\n")
+        else:
+            column += len(text)
     names: dict[Expr, str] = {}
     for var, name in printer.var_names.items():
         names[var] = "%" + name
     for node, doc in printer.memo.items():
         if type(doc) is str and doc[:1] == "%" and node not in names and doc[1:].isdigit():
             names[node] = doc
-    return Located("\n".join(out_lines), positions, names, printer)
+    return Located("".join(parts[0::2]), positions, names, printer)
 
 
 def attrs_text(located: Located, node: Any) -> str:
