@@ -30,10 +30,7 @@ def program_nodes(obj: Any) -> list[Expr]:
     seen: set[Expr] = set()
     out: list[Expr] = []
     for root in roots:
-        for node in post_order(root):
-            if node not in seen:
-                seen.add(node)
-                out.append(node)
+        out.extend(post_order(root, seen=seen))  # each node once across the roots
     for node in extra:
         if node not in seen:
             seen.add(node)
