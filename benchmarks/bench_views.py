@@ -375,7 +375,7 @@ def stepper_in_lab(repeat: int = 3) -> Optional[dict]:
              "from relay_nb.notebook.stepper import PassStepper\nmod = rnnt()")  # fmt: skip
     show = ('s = PassStepper(mod, passes=["SimplifyExpr"], executor="interpreter")\n'
             "s.go(s.steps[-1].index)\ns")  # fmt: skip
-    nb.cells = [nbformat.v4.new_code_cell(setup)] + [nbformat.v4.new_code_cell(show)] * repeat
+    nb.cells = [nbformat.v4.new_code_cell(setup)] + [nbformat.v4.new_code_cell(show) for _ in range(repeat)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
                                  "language": "python"}  # fmt: skip
     nbformat.write(nb, work / "root" / "stepper.ipynb")
@@ -415,6 +415,7 @@ def stepper_in_lab(repeat: int = 3) -> Optional[dict]:
         pw.stop()
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
+    print("# JupyterLab stepper runs:", {k: [round(t, 2) for t in ts] for k, ts in times.items()}, flush=True)
     return {k: statistics.median(ts) for k, ts in times.items()}
 
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head>
