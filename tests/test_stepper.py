@@ -246,19 +246,22 @@ def test_graph_tab_highlights_changed_nodes():
 
 
 def test_graph_tab_shows_the_after_pane_before_the_before_pane_is_drawn():
-    """A big step's panes come one at a time: "after" (what the step made) with a note
-    where "before" goes, then both; switching back to a drawn step shows both at once."""
+    """A big step's panes come one at a time: a note in each at the click, then "after"
+    (what the step made) with the note where "before" goes, then both; switching back
+    to a drawn step shows both at once."""
     s = _stepper()
     step = next(st for st in s.trace if st.name == "FoldConstant")
     s.go(step.index)
     shown = []
     s.graph_panes.observe(lambda c: shown.append(c["new"]), names="children")
     s.tabs.selected_index = 1
-    assert len(shown) == 2
-    waiting, first_after = shown[0]
-    assert "drawing the program before FoldConstant" in waiting.value
-    assert first_after.title.startswith("after")
-    before, after = shown[1]
+    assert len(shown) == 3
+    notes = [pane.value for pane in shown[0]]
+    assert ["drawing the program before FoldConstant" in notes[0],
+            "drawing the program after FoldConstant" in notes[1]] == [True, True]  # fmt: skip
+    waiting, first_after = shown[1]
+    assert waiting is shown[0][0] and first_after.title.startswith("after")
+    before, after = shown[2]
     assert after is first_after and before.title.startswith("before")
     assert s.graph_views(step) == (before, after)
     shown.clear()

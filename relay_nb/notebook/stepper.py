@@ -601,13 +601,17 @@ class PassStepper:
             return
         key = (step.index, self.graph_mode.value)
         if key not in self._graphs:
-            # A pane shows as soon as it is drawn (the front end gets each change at once).
-            waiting = widgets.HTML(
-                f'<div class="relay-note">drawing the program before {html.escape(step.name)}\u2026</div>'
-            )
+            # A note in each pane at once, then each pane as soon as it is drawn (the
+            # front end gets every change while the kernel goes on).
+            waiting = [
+                widgets.HTML(f'<div class="relay-note">drawing the program {side} '
+                             f"{html.escape(step.name)}\u2026</div>")  # fmt: skip
+                for side in ("before", "after")
+            ]
+            self.graph_panes.children = tuple(waiting)
 
             def show(before: Any, after: Any) -> None:
-                self.graph_panes.children = (before if before is not None else waiting, after)
+                self.graph_panes.children = (before if before is not None else waiting[0], after)
 
             self._graphs[key] = self._make_graphs(step, key[1], on_pane=show)
         self.graph_panes.children = self._graphs[key]
