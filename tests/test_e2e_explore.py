@@ -216,10 +216,11 @@ def test_explore_a_model_in_jupyterlab(browser, tmp_path, case):  # noqa: F811
 # -- standalone pages: the widgets' CSS and JS without JupyterLab --------------------------------
 
 
-def _page(browser, css: str, body: str = ""):
+def _page(browser, css: str, body: str = "", top: int = 0):
     page = browser.new_page(viewport={"width": 1200, "height": 800})
     page.set_content(f'<!doctype html><html><head><meta charset="utf-8"><style>{css}</style></head>'
-                     f'<body><div id="root" style="width:1100px">{body}</div></body></html>')  # fmt: skip
+                     f'<body><div id="root" style="width:1100px; margin-top:{top}px">{body}</div>'
+                     "</body></html>")  # fmt: skip
     return page
 
 
@@ -354,6 +355,32 @@ def test_expand_all_from_the_background_layout_is_the_computed_one(browser):
             page.close()
 
 
+def test_the_background_layout_waits_while_the_explorer_is_off_screen(browser):
+    """A big explorer below the fold (an earlier view in a long notebook) lays out
+    nothing in the background: its slices would slow the views being read.  Scrolled
+    into view, it lays out "expand all" and finds it ready."""
+    from relay_nb.viz.explore import explore_data
+
+    data = explore_data(relay.viz.hierarchy(_tall_model(400)))
+    pages = []
+    try:
+        page = _render_explorer(browser, pages, data, top=3000)
+        warmed = "() => document.getElementById('root').dataset.warmed"
+        page.wait_for_function("() => document.getElementById('root').dataset.items")
+        page.wait_for_timeout(1500)  # the layout of everything takes ~0.3 s on screen
+        assert page.evaluate(warmed) == ""
+        page.evaluate("() => document.getElementById('root').scrollIntoView()")
+        page.wait_for_function(f"() => ({warmed})() === '1'", timeout=30_000)
+        started = page.evaluate("() => performance.now()")
+        page.locator(".relay-ex-all").click()
+        page.wait_for_function(f"() => document.getElementById('root').dataset.items === '{len(data['nodes'])}'")
+        assert page.evaluate("() => performance.now()") - started < 1000
+        assert page.evaluate("() => document.getElementById('root').dataset.provisional") is None
+    finally:
+        for p in pages:
+            p.close()
+
+
 def test_a_slow_expand_all_draws_a_provisional_layout_first(browser):
     """"Expand all" whose layout takes more than a slice (the CPU slowed 20x here; a
     fully open RNN-T before its background layout: about 1 s) draws every item at once in
@@ -467,13 +494,13 @@ _RENDER = """async ([esm, data]) => {
 for the widget's model, kept as ``window.__m``)."""
 
 
-def _render_explorer(browser, pages: list, data: dict):
+def _render_explorer(browser, pages: list, data: dict, top: int = 0):
     """A new page (kept in ``pages`` for the caller to close) with the explorer of ``data``
-    rendered by ``_RENDER``."""
+    rendered by ``_RENDER`` (``top`` px down the page)."""
     from relay_nb.notebook._assets import read_asset
     from relay_nb.notebook.explorer import explorer_esm
 
-    page = _page(browser, read_asset("graph_explorer.css"))
+    page = _page(browser, read_asset("graph_explorer.css"), top=top)
     pages.append(page)
     page.add_script_tag(content=_MODEL)
     page.evaluate(_RENDER, [explorer_esm(), data])

@@ -645,6 +645,19 @@ function render({ model, el: root }) {
   // A big model lays out "expand all" in the background after its first view, in
   // slices of ~20 ms between the user's events: the first "expand all" or deep toggle
   // then finds its layouts cached (dagre for a 24-layer decoder: 0.1-0.3 s).
+  // It waits while the explorer is off screen and for QUIET_MS after any explorer in the
+  // page loaded: each slice delays the other explorers' loading steps, and the pass
+  // stepper's second pane arrives while its first would be warming (in JupyterLab that
+  // took the second RNN-T pane from 0.3 to over 1 s, and other views warming in the
+  // notebook slowed a new one as much).
+  const QUIET_MS = 300;
+  const explorers = (window.__relayExplorers ??= { loadedAt: -Infinity });
+  let onScreen = true;
+  const sight = new IntersectionObserver((entries) => {
+    onScreen = entries[entries.length - 1].isIntersecting;
+  });
+  sight.observe(root);
+  const mayWarm = () => onScreen && performance.now() - explorers.loadedAt > QUIET_MS;
   let warming = 0;
   function warm() {
     clearTimeout(warming);
@@ -653,6 +666,7 @@ function render({ model, el: root }) {
     let job = null;
     let all = null;
     const slice = () => {
+      if (!mayWarm()) return (warming = setTimeout(slice, 100));
       const t0 = performance.now();
       // the view of everything open (tens of ms for 24,000 nodes) in a slice, not in load()
       if (!all) {
@@ -670,6 +684,7 @@ function render({ model, el: root }) {
           if (!views.has(all.key)) remember(all.key, all.view, step.value);
           const lay = step.value;
           const bands = () => {
+            if (!mayWarm()) return (warming = setTimeout(bands, 100));
             if (!lay.bandJob) lay.bandJob = bandSteps(all.view, lay);
             const t1 = performance.now();
             while (!lay.bands && performance.now() - t1 < 20) lay.bandJob.next();
@@ -942,6 +957,7 @@ function render({ model, el: root }) {
   // only the newest of overlapping loads is shown.
   let loads = 0;
   function load() {
+    explorers.loadedAt = performance.now();
     const ticket = ++loads;
     const got = readPayload(model);
     if (!(got instanceof Promise)) return show(got);
@@ -990,6 +1006,7 @@ function render({ model, el: root }) {
     moved = false;
     showInfo(null);
     requestAnimationFrame(() => fit(true));
+    explorers.loadedAt = performance.now();
     warm();
     if (model.get("query")) {
       search.value = model.get("query");
@@ -1033,6 +1050,7 @@ function render({ model, el: root }) {
 
   return () => {
     resize.disconnect();
+    sight.disconnect();
     cancelAnimationFrame(repaint);
     clearTimeout(warming);
     model.off("change:payload", load);

@@ -362,6 +362,7 @@ class PassStepper:
         )
         self.graph_mode.add_class("relay-stepper-graph-mode")
         self.graph_panes = widgets.HBox([])
+        self.graph_panes.add_class("relay-stepper-graph-panes")
         self.graph_box = widgets.VBox([self.graph_mode, self.graph_panes])
         self.validation = widgets.HTML()
         self.validation.add_class("relay-stepper-validation")
