@@ -5,7 +5,25 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from typing import Iterator
+from typing import Any, Callable, Iterator
+
+
+class ByClass(dict):
+    """A table keyed by class that answers for subclasses too: a class not listed gets
+    the value of its nearest listed base (``fallback(cls)`` when none is), found once and
+    kept, so dispatch on a node's class is one dict lookup however it was subclassed."""
+
+    def __init__(self, table: dict[type, Any], fallback: Callable[[type], Any]) -> None:
+        super().__init__(table)
+        self._listed = dict(table)
+        self._fallback = fallback
+
+    def __missing__(self, cls: type) -> Any:
+        listed = self._listed
+        base = next((k for k in cls.__mro__ if k in listed), None)
+        value = listed[base] if base is not None else self._fallback(cls)
+        self[cls] = value
+        return value
 
 
 @contextlib.contextmanager

@@ -84,7 +84,7 @@ from ..ir.ty import (
     TypeVar,
 )
 from ..typing.text import TypeWriter
-from ..util import paused_gc
+from ..util import ByClass, paused_gc
 from .doc import Block, render
 
 VERSION_HEADER = '#[version = "0.0.5"]'
@@ -355,18 +355,13 @@ _KNOWN = (
     Var, GlobalVar, Constant, Op, Constructor, MetaRef, Call, Tuple, TupleGetItem,
     Function, Let, If, Match, RefCreate, RefRead, RefWrite,
 )  # fmt: skip
-_CANON: dict[type, type] = {k: k for k in _KNOWN}
+# The node class a (possibly subclassed) expression type prints as.
+_CANON = ByClass({k: k for k in _KNOWN}, lambda t: TempExpr if issubclass(t, TempExpr) else t)
 
 
 def _canon(t: type) -> type:
     """The node class a (possibly subclassed) expression type prints as."""
-    k = _CANON.get(t)
-    if k is None:
-        k = next((base for base in t.__mro__ if base in _KNOWN), None)
-        if k is None:
-            k = TempExpr if issubclass(t, TempExpr) else t
-        _CANON[t] = k
-    return k
+    return _CANON[t]
 
 
 def _children(node: Expr, k: type) -> tuple:
@@ -846,9 +841,7 @@ class _TextPrinter:
         return (gen, node, inline)
 
     def _finish(self, node: Expr, inline: bool, doc: Any) -> Any:
-        if (self.show_types is not False or self.show_spans) and (
-            _CANON.get(type(node)) or _canon(type(node))
-        ) in _COMMENTED:
+        if (self.show_types is not False or self.show_spans) and _CANON[type(node)] in _COMMENTED:
             info = self._info(node)
             if info:
                 doc = doc + info if type(doc) is str else [doc, info]

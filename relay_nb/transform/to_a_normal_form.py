@@ -65,7 +65,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from operator import is_not as _is_not
-from typing import Any
+from typing import Any, Optional
 
 from ..errors import RelayError
 from ..ir.expr import (
@@ -187,6 +187,20 @@ def _convert(expr: Expr, origin: dict[Expr, Expr] | None = None) -> Expr:
     if _kind(type(expr)) is None:
         return expr
     return _Converter(expr, origin).run()
+
+
+def _typed_binding(node: Expr, value: Expr, var: Optional[Var] = None) -> Var:
+    """``var`` (a new ``%x`` when None) to bind ``node``'s converted ``value`` to: a new
+    variable and a rebuilt value carry ``node``'s checked type (a cache, so the printer
+    shows it).  Types are set as ``Expr.set_checked_type`` does, without its call."""
+    ty = node._checked_type
+    if var is None:
+        var = Var("x", span=node.span)
+        if ty is not None:
+            object.__setattr__(var, "_checked_type", ty)
+    if ty is not None and value is not node and value._checked_type is None:
+        object.__setattr__(value, "_checked_type", ty)
+    return var
 
 
 class _Converter:
@@ -318,12 +332,13 @@ class _Converter:
     def _run_flat(self, bindings: list) -> Expr:
         """The rebuild of a program that is one scope (dataflow nodes and opaque
         functions only): each node in post order, which is the order :meth:`_drive`
-        binds them in, with its operands' atoms; what :meth:`_bind` does, inlined (no
-        let variable to reuse, nothing pending).  Returns the root's atom."""
+        binds them in, with its operands' atoms; what :meth:`_bind` does, without its
+        let variables to reuse and pending checks (a flat program has none).  Returns the
+        root's atom."""
         memo, origin = self.memo, self.origin
         kinds = _KIND
         memo_get = memo.get
-        set_type = object.__setattr__  # Expr.set_checked_type without its call
+        typed_binding = _typed_binding
         var = None
         for node in self.order:
             k = kinds.get(type(node), _UNKNOWN)
@@ -356,12 +371,7 @@ class _Converter:
                         value = RefRead(news[0], span=node.span)
                     else:
                         value = RefWrite(news[0], news[1], span=node.span)
-            var = Var("x", span=node.span)
-            ty = node._checked_type
-            if ty is not None:
-                set_type(var, "_checked_type", ty)
-                if value is not node and value._checked_type is None:
-                    set_type(value, "_checked_type", ty)
+            var = typed_binding(node, value)
             bindings.append((var, value))
             memo[node] = var
             if origin is not None:
@@ -435,15 +445,9 @@ class _Converter:
     def _bind(self, node: Expr, value: Expr) -> Var:
         """Bind the converted ``value`` of ``node`` in ``node``'s scope; its variable."""
         var = self.name_for.pop(node, None)
-        ty = node._checked_type
         if var is not None:
             self.pending.pop(var, None)  # bound from here on: no longer being defined
-        else:
-            var = Var("x", span=node.span)
-            if ty is not None:
-                var.set_checked_type(ty)  # a cache, so the printer can show it
-        if value is not node and ty is not None and value._checked_type is None:
-            value.set_checked_type(ty)
+        var = _typed_binding(node, value, var)
         sid = self.scope_of[node]
         if self.pending:
             self._check_pending(node, value, sid)

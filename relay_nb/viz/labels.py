@@ -35,6 +35,7 @@ from ..ir.expr import (
 )
 from ..syntax.printer import scalar_to_text
 from ..typing.text import type_text
+from ..util import ByClass
 
 ATOM_KINDS = frozenset(("var", "constant", "meta", "global_var", "constructor", "op"))
 
@@ -60,22 +61,11 @@ _KIND = {
 
 def kind_of(expr: Any) -> str:
     """``"call"``, ``"var"``, ``"let"``, ... (``"temp"`` for pass-internal nodes)."""
-    kind = _KIND_OF_TYPE.get(type(expr))
-    if kind is None:  # the first node of its class: look through its bases, once
-        kind = _KIND_OF_TYPE[type(expr)] = _kind_of_type(type(expr))
-    return kind
+    return _KIND_OF_TYPE[type(expr)]
 
 
-def _kind_of_type(cls: type) -> str:
-    for klass in cls.__mro__:
-        kind = _KIND.get(klass)
-        if kind is not None:
-            return kind
-    return "temp" if issubclass(cls, TempExpr) else cls.__name__.lower()
-
-
-# kind_of per concrete class (a view asks it a dozen times per node).
-_KIND_OF_TYPE: dict[type, str] = dict(_KIND)
+# kind_of per concrete class, through its bases once (a view asks it a dozen times per node).
+_KIND_OF_TYPE = ByClass(_KIND, lambda cls: "temp" if issubclass(cls, TempExpr) else cls.__name__.lower())
 
 
 def callee_kind(call: Call) -> str:

@@ -34,7 +34,6 @@ from ..syntax.printer import (
     _CANON,
     _METADATA_OMITTED,
     VERSION_HEADER,
-    _canon,
     _has_entries,
     _TextPrinter,
     _write_metadata,
@@ -58,18 +57,13 @@ class _LocatingPrinter(_TextPrinter):
 
     def _finish(self, node: Expr, inline: bool, doc: Any) -> Any:
         # A let's doc is its body's (the let itself is located at its variable).
-        if (_CANON.get(type(node)) or _canon(type(node))) not in (Let, TempExpr):
-            marks = self.marks
-            mark = f"\x00{len(marks)}\x01"
-            marks.append(node)
+        if _CANON[type(node)] not in (Let, TempExpr):
+            mark = self._mark(node)
             doc = mark + doc if type(doc) is str else [mark, doc]
         return super()._finish(node, inline, doc)
 
     def _alloc_var(self, var: Var) -> str:
-        marks = self.marks
-        mark = f"\x00{len(marks)}\x01"
-        marks.append(var)
-        return mark + _TextPrinter._alloc_var(self, var)
+        return self._mark(var) + _TextPrinter._alloc_var(self, var)
 
     def _leaf(self, node: Expr) -> str | None:
         doc = super()._leaf(node)

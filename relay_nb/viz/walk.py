@@ -30,6 +30,7 @@ from ..ir.expr import (
     TupleGetItem,
 )
 from ..ir.functor import pattern_vars
+from ..util import ByClass
 
 # (child, role, index, sub): ``sub`` is the parent's sub-scope the child is used in
 # (-1: the parent's own scope).  Roles "param" and "bind" are binders: they place a
@@ -68,7 +69,9 @@ def _no_children(node: Expr) -> list[Child]:
     return []
 
 
-_CHILDREN_OF_CLASS: dict[type, Any] = {
+# What to ask each node class, found through its bases once per class (a walk asks
+# twice per node).
+_CHILDREN = ByClass({
     Call: _call_children,
     Let: lambda n: [(n.var, "var", 0, -1), (n.value, "value", 0, -1), (n.body, "body", 0, -1)],
     Tuple: lambda n: [(f, "field", i, -1) for i, f in enumerate(n.fields)],
@@ -80,38 +83,22 @@ _CHILDREN_OF_CLASS: dict[type, Any] = {
     RefCreate: lambda n: [(n.value, "value", 0, -1)],
     RefRead: lambda n: [(n.ref, "ref", 0, -1)],
     RefWrite: lambda n: [(n.ref, "ref", 0, -1), (n.value, "value", 0, -1)],
-}
-_SUBSCOPES_OF_CLASS: dict[type, Any] = {
+}, lambda cls: _no_children)  # fmt: skip
+_SUBSCOPES = ByClass({
     Function: lambda n: 1,
     If: lambda n: 2,
     Match: lambda n: len(n.clauses),
-}
-# Per concrete class, found through its bases once (a walk asks twice per node).
-_CHILDREN: dict[type, Any] = {}
-_SUBSCOPES: dict[type, Any] = {}
-
-
-def _of_class(table: dict[type, Any], cache: dict[type, Any], cls: type, default: Any) -> Any:
-    for klass in cls.__mro__:
-        if klass in table:
-            cache[cls] = table[klass]
-            return table[klass]
-    cache[cls] = default
-    return default
+}, lambda cls: _none)  # fmt: skip
 
 
 def children(node: Expr) -> list[Child]:
     """The sub-expressions of ``node`` with their roles, in evaluation order."""
-    cls = type(node)
-    get = _CHILDREN.get(cls) or _of_class(_CHILDREN_OF_CLASS, _CHILDREN, cls, _no_children)
-    return get(node)
+    return _CHILDREN[type(node)](node)
 
 
 def n_subscopes(node: Expr) -> int:
     """How many scopes ``node`` opens: a function's body, an if's branches, the clauses."""
-    cls = type(node)
-    get = _SUBSCOPES.get(cls) or _of_class(_SUBSCOPES_OF_CLASS, _SUBSCOPES, cls, _none)
-    return get(node)
+    return _SUBSCOPES[type(node)](node)
 
 
 def _none(node: Expr) -> int:
