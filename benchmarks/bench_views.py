@@ -443,12 +443,13 @@ window.__model = (state) => {
 # innerText) cost the page ~25% of a core while the kernel worked, and timing from
 # Playwright's click() counted its 0.3-1.3 s of actionability checks.
 PANE_WATCH = r"""(el) => {
-  const w = (window.__panes = { input: null, first: null, both: null, firstDom: null, bothDom: null });
+  const w = (window.__panes = { input: null, first: null, both: null });
   const now = () => performance.timeOrigin + performance.now();
   el.addEventListener("pointerdown", (e) => (w.input = performance.timeOrigin + e.timeStamp),
                       { capture: true, once: true });
   let seen = false; // the "drawing the program ..." notes of this click
   let panes = null; // found once: a query through the stepper's diff takes ms
+  let asked = false; // the first pane's frame
   const state = () => {
     panes = panes || el.querySelector(".relay-stepper-graph-panes");
     let drawn = 0, wait = false;
@@ -463,28 +464,31 @@ PANE_WATCH = r"""(el) => {
     const [n, wait] = state();
     seen = seen || wait;
     if (!seen) return;
-    if (n >= 1 && w.firstDom === null) {
-      w.firstDom = now();
+    if (n >= 1 && !asked) {
+      asked = true;
       requestAnimationFrame(() => (w.first = w.first ?? now()));
     }
     if (n === 2 && !wait) {
       clearInterval(timer);
-      w.bothDom = now();
       requestAnimationFrame(() => { w.first = w.first ?? now(); w.both = now(); });
     }
   };
   const timer = setInterval(check, 20);
 }"""
 
+# The long tasks (> 50 ms) of a page, [start, duration] in order: how long it stops
+# responding (the explorer's timings), and when it last did (SETTLED).
+LONG_TASKS = """window.__tasks = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) window.__tasks.push([e.startTime, e.duration]);
+}).observe({ type: "longtask", buffered: true });"""
+
 # Each click comes when the page has settled, as a user's would after reading the last
 # view: no task over 50 ms for a second and no explorer on screen still laying out
 # "expand all" in the background.  Without it, a click measured the notebook's first
 # rendering of three RNN-T diffs or the previous stepper's background layout.
-LONG_TASKS = """window.__longTaskEnd = 0;
-new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) window.__longTaskEnd = Math.max(window.__longTaskEnd, e.startTime + e.duration);
-}).observe({ type: "longtask", buffered: true });"""
-SETTLED = """() => performance.now() - window.__longTaskEnd > 1000 && [...document.querySelectorAll(".relay-ex")].every((x) => {
+SETTLED = """() => performance.now() - (window.__tasks.at(-1) || [0, 0]).reduce((a, b) => a + b) > 1000
+  && [...document.querySelectorAll(".relay-ex")].every((x) => {
   const r = x.getBoundingClientRect();
   return x.dataset.warmed !== "" || r.bottom < 0 || r.top > innerHeight;
 })"""
@@ -522,14 +526,11 @@ def browser_timer():
         page.set_default_timeout(600_000)
         page.set_content(PAGE.format(css=css))
         page.add_script_tag(content=MODEL)
+        page.add_script_tag(content=LONG_TASKS)
         page.evaluate(
             """async ([esm]) => {
                  const url = URL.createObjectURL(new Blob([esm], {type: "text/javascript"}));
                  window.__explorer = (await import(url)).default;
-                 window.__tasks = [];  // long tasks (> 50 ms): how long the page stops responding
-                 new PerformanceObserver((list) => {
-                   for (const e of list.getEntries()) window.__tasks.push([e.startTime, e.duration]);
-                 }).observe({type: "longtask"});
                }""",
             [esm],
         )
@@ -693,6 +694,7 @@ def main() -> None:
         print("# no browser: Chromium or Playwright unavailable", flush=True)
     rows = []
     steppers = []
+    in_lab = None  # the stepper's JupyterLab run: its own Playwright, once the timer's is closed
     try:
         for name, build in models(args.quick):
             if _letters(args.only) not in _letters(name):  # --only rnnt finds "RNN-T (ONNX ...)"
@@ -700,13 +702,14 @@ def main() -> None:
             rows.extend(measure(name, build, timer))
             if build is rnnt and not args.no_stepper:
                 steppers.append((name, stepper_graph_tab(build)))
-                if args.browser:
-                    lab = stepper_in_lab(args.repeat)
-                    if lab is not None:
-                        steppers.append((name + " in JupyterLab, wall s", lab))
+                in_lab = name if args.browser else None
     finally:
         if timer is not None:
             timer.close()
+    if in_lab is not None:
+        lab = stepper_in_lab(args.repeat)
+        if lab is not None:
+            steppers.append((in_lab + " in JupyterLab, wall s", lab))
     cols = [("model", "<32", "model"), ("view", "<6", "view"), ("items", ">6", "items"),
             ("build_s", ">8.2f", "build s"), ("payload_kb", ">11.0f", "payload KB"),
             ("svg_s", ">6.2f", "svg s"), ("svg_kb", ">7.0f", "svg KB"),
@@ -726,8 +729,9 @@ def main() -> None:
         print(" ".join(_fmt(r.get(k), spec) if k not in ("model", "view") else format(r[k], spec)
                        for k, spec, _ in cols))  # fmt: skip
     if steppers:
-        print("\npass stepper graph tab: s until the after pane shows / both do (median of 3; Python "
-              "CPU, or in JupyterLab the wall time from the click until Chromium has drawn them)")
+        print("\npass stepper graph tab: s until the after pane shows / both do (Python CPU, median "
+              f"of 3; in JupyterLab, median of {args.repeat}: wall time from the click's input event "
+              "until Chromium has drawn them)")
         print(f"{'model':<50} {'dag 1st':>7} {'dag':>6} {'anf 1st':>7} {'anf':>6}")
         for name, t in steppers:
             print(f"{name:<50} {t['dag_first']:>7.2f} {t['dag_both']:>6.2f} "

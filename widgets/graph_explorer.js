@@ -646,10 +646,10 @@ function render({ model, el: root }) {
   // slices of ~20 ms between the user's events: the first "expand all" or deep toggle
   // then finds its layouts cached (dagre for a 24-layer decoder: 0.1-0.3 s).
   // It waits while the explorer is off screen and for QUIET_MS after any explorer in the
-  // page loaded: each slice delays the other explorers' loading steps, and the pass
-  // stepper's second pane arrives while its first would be warming (in JupyterLab that
-  // took the second RNN-T pane from 0.3 to over 1 s, and other views warming in the
-  // notebook slowed a new one as much).
+  // page loaded: each slice delays the other explorers' loading steps.  In JupyterLab a
+  // profile showed an earlier stepper's two RNN-T panes running dagre for seconds after
+  // they were drawn, while the next stepper's panes loaded; and the pass stepper's
+  // second pane arrives while its first would be warming.
   const QUIET_MS = 300;
   const explorers = (window.__relayExplorers ??= { loadedAt: -Infinity });
   let onScreen = true;
