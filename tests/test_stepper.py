@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -370,6 +369,94 @@ def test_diff_html_escapes_and_collapses_context():
         html.count('<tr><td class="relay-diff-lineno">') == 9
     )  # 2 + 2 kept per collapsed run, 1 changed
     assert "unchanged lines" not in diff_html(before, after, context=None)
+
+
+def _rows(html_text: str) -> list[list[str]]:
+    """Each row of a diff as its cells' classes and texts (marks kept as ``[...]``)."""
+    out = []
+    for row in html_text.split("<tr")[2:]:
+        cells = re.findall(r'<td(?: class="([^"]*)")?[^>]*>(.*?)</td>', row)
+        out.append(
+            [f"{cls}:{re.sub('</?mark>', lambda m: '[' if m.group() == '<mark>' else ']', text)}"
+             for cls, text in cells if cls != "relay-diff-lineno"]
+        )  # fmt: skip
+    return out
+
+
+RENUMBERED_BEFORE = """def @main(%x) {
+  %0 = exp(%x);
+  %1 = squeeze(%0, axis=[1]);
+  %2 = reshape(%1, newshape=[6]);
+  %3 = tanh(%2);
+  %4 = sigmoid(%3);
+  %5 = nn.relu(%4);
+  %6 = negative(%5);
+  %7 = abs(%6);
+  %8 = sqrt(%7);
+  %9 = add(%8, %3);
+  multiply(%9, %4)
+}"""
+RENUMBERED_AFTER = """def @main(%x) {
+  %0 = exp(%x);
+  %1 = reshape(%0, newshape=[6]);
+  %2 = tanh(%1);
+  %3 = sigmoid(%2);
+  %4 = nn.relu(%3);
+  %5 = negative(%4);
+  %6 = abs(%5);
+  %7 = sqrt(%6);
+  %8 = add(%7, %2);
+  multiply(%8, %3)
+}"""
+
+
+def test_diff_html_shows_a_renumbering_as_unchanged_and_marks_only_the_moved_reference():
+    rows = _rows(diff_html(RENUMBERED_BEFORE, RENUMBERED_AFTER, context=2))
+    assert rows == [
+        ["relay-diff-same:def @main(%x) {"] * 2,
+        ["relay-diff-same:  %0 = exp(%x);"] * 2,
+        ["relay-diff-del:  %1 = squeeze(%0, axis=[1]);", "relay-diff-empty:"],
+        # the definition's new number is a renumbering; its operand is a real change
+        ["relay-diff-chg-old:  %2 = reshape([%1], newshape=[6]);",
+         "relay-diff-chg-new:  %1 = reshape([%0], newshape=[6]);"],
+        ["relay-diff-renum:  %3 = tanh(%2);", "relay-diff-renum:  %2 = tanh(%1);"],
+        ["relay-diff-renum:  %4 = sigmoid(%3);", "relay-diff-renum:  %3 = sigmoid(%2);"],
+        [":⋯ 5 unchanged lines (5 only renumbered) ⋯"],
+        ["relay-diff-renum:  multiply(%9, %4)", "relay-diff-renum:  multiply(%8, %3)"],
+        ["relay-diff-same:}"] * 2,
+    ]  # fmt: skip
+
+
+def test_diff_html_calls_a_reference_to_another_node_a_change_even_with_the_same_shape():
+    before = "  %0 = exp(%x);\n  %1 = tanh(%x);\n  %2 = subtract(%0, %1);\n  %2"
+    after = "  %0 = exp(%x);\n  %1 = tanh(%x);\n  %2 = subtract(%1, %0);\n  %2"
+    rows = _rows(diff_html(before, after, context=None))
+    assert rows[2] == [
+        "relay-diff-chg-old:  %2 = subtract([%0], [%1]);",
+        "relay-diff-chg-new:  %2 = subtract([%1], [%0]);",
+    ]
+    assert [r[0].split(":")[0] for r in rows] == [
+        "relay-diff-same", "relay-diff-same", "relay-diff-chg-old", "relay-diff-same"
+    ]  # fmt: skip
+    # a node that went and came back under its old number is no renumbering either
+    before = "  %0 = exp(%x);\n  %1 = tanh(%0);\n  %1"
+    after = "  %0 = exp(%y);\n  %1 = tanh(%0);\n  %1"
+    assert [r[0].split(":")[0] for r in _rows(diff_html(before, after, context=None))] == [
+        "relay-diff-chg-old", "relay-diff-same", "relay-diff-same"
+    ]  # fmt: skip
+
+
+def test_stepper_diff_of_a_pass_that_removes_an_early_node_is_the_removal():
+    mod = relay.parse(
+        '#[version = "0.0.5"]\n'
+        + RENUMBERED_BEFORE.replace("@main(%x)", "@main(%x: Tensor[(2, 1, 3), float32])")
+    )
+    s = PassStepper(mod, passes=["SimplifyExpr"], executor="interpreter")
+    s.go(next(st.index for st in s.trace if st.name == "SimplifyExpr"))
+    rows = _rows(s.diff.value)
+    changed = [r for r in rows if "relay-diff-renum" not in r[0] and "relay-diff-same" not in r[0]]
+    assert [r[0].split(":")[0] for r in changed] == ["relay-diff-del", "relay-diff-chg-old", ""]
+    assert "⋯ 3 unchanged lines (3 only renumbered) ⋯" in changed[2][0]
 
 
 STEP_TABLE_DRIVER = r"""

@@ -42,11 +42,16 @@ from .trace import PassSpec, Step, Trace, trace_passes
 _TOKEN = re.compile(r"[%@]?[\w.]+|\s+|[^\w\s]")
 
 
-def _intraline(old: str, new: str) -> tuple[str, str]:
+def _intraline(old: str, new: str, old_renamed: Optional[str] = None) -> tuple[str, str]:
     """Both lines as HTML with the tokens that differ wrapped in ``<mark>`` (whole lines
-    when they have little in common: marking scattered letters helps nobody)."""
+    when they have little in common: marking scattered letters helps nobody).
+    ``old_renamed`` is ``old`` with its temporaries in the new numbering, so that only a
+    reference that really changed is marked, not every renumbered one."""
     a_tokens, b_tokens = _TOKEN.findall(old), _TOKEN.findall(new)
-    sm = difflib.SequenceMatcher(None, a_tokens, b_tokens, autojunk=False)
+    a_keys = _TOKEN.findall(old_renamed) if old_renamed is not None else a_tokens
+    if len(a_keys) != len(a_tokens):
+        a_keys = a_tokens
+    sm = difflib.SequenceMatcher(None, a_keys, b_tokens, autojunk=False)
     if sm.ratio() < 0.4:
         return f"<mark>{html.escape(old)}</mark>", f"<mark>{html.escape(new)}</mark>"
     a: list[str] = []
@@ -106,10 +111,98 @@ def _align(
     return out
 
 
+_LOCAL = re.compile(r"%(\d+)")
+_DEFINES = re.compile(r"\s*%(\d+) = ")
+
+
+def _shape(line: str) -> str:
+    """The line with its numbered temporaries (``%12``) blanked: a pass that removes one
+    node renumbers every later line, and those lines must still pair up."""
+    return _LOCAL.sub("%#", line)
+
+
+class _Renaming:
+    """Which old ``%N`` became which new one, learnt from the definitions paired so far
+    (text order, so a number reused by a later function is remapped there)."""
+
+    def __init__(self) -> None:
+        self.new_of: dict[str, Optional[str]] = {}
+
+    def define(self, old: Optional[str], new: Optional[str]) -> None:
+        m = _DEFINES.match(old) if old is not None else None
+        if m:
+            n = _DEFINES.match(new) if new is not None else None
+            self.new_of[m.group(1)] = n.group(1) if n else None
+
+    def as_new(self, old: str) -> str:
+        """``old`` with each temporary in the new numbering (one that has none, as its node
+        went, becomes ``%_N``, which no new line has)."""
+        def renamed(m: re.Match) -> str:
+            n = m.group(1)
+            return "%" + (self.new_of.get(n, n) or "_" + n)
+
+        return _LOCAL.sub(renamed, old)
+
+    def only_renumbered(self, old: str, new: str) -> bool:
+        """Whether two lines of the same shape differ only by the renaming: each old
+        reference must name the new line's counterpart of what it named before (a
+        reference moved to another node is a real change)."""
+        olds, news = _LOCAL.findall(old), _LOCAL.findall(new)
+        first = 1 if _DEFINES.match(old) else 0
+        return all(self.new_of.get(a, a) == b for a, b in zip(olds[first:], news[first:]))
+
+
+_DiffRow = tuple[str, Optional[int], Optional[int], Optional[str]]
+
+
+def _diff_pairs(old: list[str], new: list[str]) -> list[_DiffRow]:
+    """The diff as rows ``(kind, old index, new index, old line renamed)``, kind one of
+    ``same``, ``renum`` (only the numbering of temporaries differs), ``chg``, ``del``,
+    ``ins``; a ``chg`` row carries its old line in the new numbering (for the marks)."""
+    rows: list[_DiffRow] = []
+    renaming = _Renaming()
+    old_shapes, new_shapes = [_shape(s) for s in old], [_shape(s) for s in new]
+    # autojunk: a model's shapes repeat (an unrolled LSTM has one line thousands of
+    # times), which makes the exhaustive match take seconds; junk lines still pair up
+    # as they extend the matches around the rare ones (8 s -> 0.05 s on the RNN-T).
+    sm = difflib.SequenceMatcher(None, old_shapes, new_shapes, autojunk=True)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            pairs: list[tuple[Optional[int], Optional[int]]] = list(
+                zip(range(i1, i2), range(j1, j2))
+            )
+        elif tag == "replace":
+            pairs = _align(old, new, i1, i2, j1, j2)
+        else:
+            pairs = _unpaired(i1, i2, j1, j2)
+        for i, j in pairs:
+            a = old[i] if i is not None else None
+            b = new[j] if j is not None else None
+            if a is None:
+                rows.append(("ins", i, j, None))
+                continue
+            if b is None:
+                kind = "del"
+            elif old_shapes[i] == new_shapes[j] and renaming.only_renumbered(a, b):
+                kind = "same" if a == b else "renum"
+            else:
+                kind = "chg"
+            renaming.define(a, b)
+            rows.append((kind, i, j, renaming.as_new(a) if kind == "chg" else None))
+    return rows
+
+
 def _row(ln_a: Any, cls_a: str, a: str, ln_b: Any, cls_b: str, b: str) -> str:
     return (
         f'<tr><td class="relay-diff-lineno">{ln_a}</td><td class="{cls_a}">{a}</td>'
         f'<td class="relay-diff-lineno">{ln_b}</td><td class="{cls_b}">{b}</td></tr>'
+    )
+
+
+def _skip_row(hidden: int, renumbered: int) -> str:
+    note = f" ({renumbered} only renumbered)" if renumbered else ""
+    return (
+        f'<tr class="relay-diff-skip"><td colspan="4">⋯ {hidden} unchanged lines{note} ⋯</td></tr>'
     )
 
 
@@ -118,51 +211,56 @@ def diff_html(before: str, after: str, context: Optional[int] = 3) -> str:
 
     Removed lines get class ``relay-diff-del``, added ones ``relay-diff-ins``, changed
     pairs ``relay-diff-chg-old`` / ``relay-diff-chg-new`` with the differing characters
-    in ``<mark>``; runs of more than ``2 * context`` unchanged lines are collapsed into a
-    ``relay-diff-skip`` row (``context=None`` shows everything).
+    in ``<mark>``. Lines that differ only in the numbering of temporaries (``%12`` now
+    ``%11`` because a node before them went) count as unchanged, shown with class
+    ``relay-diff-renum``; a reference that now names another node is a change. Runs of
+    more than ``2 * context`` unchanged lines are collapsed into a ``relay-diff-skip`` row
+    (``context=None`` shows everything).
 
     >>> "relay-diff-ins" in diff_html("a\\n", "a\\nb\\n")
     True
     """
     old, new = before.splitlines(), after.splitlines()
-    rows = ['<table class="relay-diff"><tr><th></th><th>before</th><th></th><th>after</th></tr>']
-    sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
-        if tag == "equal":
-            n = i2 - i1
-            keep = (
-                range(n)
-                if context is None or n <= 2 * context + 1
-                else [*range(context), -1, *range(n - context, n)]
-            )
-            for k in keep:
-                if k == -1:
-                    hidden = n - 2 * context
-                    rows.append(
-                        f'<tr class="relay-diff-skip"><td colspan="4">⋯ {hidden} unchanged lines ⋯</td></tr>'
-                    )
-                    continue
-                text = html.escape(old[i1 + k])
-                rows.append(
-                    _row(i1 + k + 1, "relay-diff-same", text, j1 + k + 1, "relay-diff-same", text)
-                )
-            continue
-        for i, j in (
-            _align(old, new, i1, i2, j1, j2) if tag == "replace" else _unpaired(i1, i2, j1, j2)
-        ):
-            if i is not None and j is not None:
-                a, b = _intraline(old[i], new[j])
-                rows.append(_row(i + 1, "relay-diff-chg-old", a, j + 1, "relay-diff-chg-new", b))
-            elif i is not None:
-                rows.append(
-                    _row(i + 1, "relay-diff-del", html.escape(old[i]), "", "relay-diff-empty", "")
-                )
+    out = ['<table class="relay-diff"><tr><th></th><th>before</th><th></th><th>after</th></tr>']
+    rows = _diff_pairs(old, new)
+    k = 0
+    while k < len(rows):
+        kind, i, j, old_renamed = rows[k]
+        if kind in ("same", "renum"):
+            end = k
+            while end < len(rows) and rows[end][0] in ("same", "renum"):
+                end += 1
+            run = rows[k:end]
+            n = len(run)
+            if context is not None and n > 2 * context + 1:
+                hidden = run[context : n - context]
+                renumbered = sum(r[0] == "renum" for r in hidden)
+                shown = [*run[:context], None, *run[n - context :]]
             else:
-                rows.append(
-                    _row("", "relay-diff-empty", "", j + 1, "relay-diff-ins", html.escape(new[j]))
-                )
-    rows.append("</table>")
-    return "".join(rows)
+                shown, hidden, renumbered = run, [], 0
+            for r in shown:
+                if r is None:
+                    out.append(_skip_row(len(hidden), renumbered))
+                    continue
+                cls = "relay-diff-same" if r[0] == "same" else "relay-diff-renum"
+                a, b = html.escape(old[r[1]]), html.escape(new[r[2]])
+                out.append(_row(r[1] + 1, cls, a, r[2] + 1, cls, b))
+            k = end
+            continue
+        if kind == "chg":
+            a, b = _intraline(old[i], new[j], old_renamed)
+            out.append(_row(i + 1, "relay-diff-chg-old", a, j + 1, "relay-diff-chg-new", b))
+        elif kind == "del":
+            out.append(
+                _row(i + 1, "relay-diff-del", html.escape(old[i]), "", "relay-diff-empty", "")
+            )
+        else:
+            out.append(
+                _row("", "relay-diff-empty", "", j + 1, "relay-diff-ins", html.escape(new[j]))
+            )
+        k += 1
+    out.append("</table>")
+    return "".join(out)
 
 
 # --- pieces of the view ---------------------------------------------------------------------------
