@@ -446,6 +446,25 @@ def test_diff_html_calls_a_reference_to_another_node_a_change_even_with_the_same
     ]  # fmt: skip
 
 
+def test_diff_html_pairs_a_long_run_of_identical_shapes_after_a_removal():
+    # 400 lines of one shape: difflib treats so common a line as junk (autojunk), and the
+    # lines must still pair up around the rare ones
+    n = 400
+    before = ["def @main(%x) {", "  %0 = exp(%x);", "  %1 = squeeze(%0, axis=[1]);",
+              "  %2 = reshape(%1, newshape=[6]);"]  # fmt: skip
+    before += [f"  %{k} = tanh(%{k - 1});" for k in range(3, n)] + [f"  %{n - 1}", "}"]
+    after = ["def @main(%x) {", "  %0 = exp(%x);", "  %1 = reshape(%0, newshape=[6]);"]
+    after += [f"  %{k - 1} = tanh(%{k - 2});" for k in range(3, n)] + [f"  %{n - 2}", "}"]
+    value = diff_html("\n".join(before), "\n".join(after))
+    kinds = [r[0].split(":")[0] for r in _rows(value)]
+    assert kinds == [
+        "relay-diff-same", "relay-diff-same", "relay-diff-del", "relay-diff-chg-old",
+        "relay-diff-renum", "relay-diff-renum", "relay-diff-renum", "",
+        "relay-diff-renum", "relay-diff-renum", "relay-diff-same",
+    ]  # fmt: skip
+    assert "⋯ 393 unchanged lines (393 only renumbered) ⋯" in value
+
+
 def test_stepper_diff_of_a_pass_that_removes_an_early_node_is_the_removal():
     mod = relay.parse(
         '#[version = "0.0.5"]\n'
