@@ -654,6 +654,8 @@ def browser_timer():
                  }
                }"""
         )
+        # the jump's zoom paints the labels in a later frame
+        page.wait_for_selector(".relay-ex-cluster-label", state="attached", timeout=10_000)
         deep = page.evaluate(
             """() => {
                  const labels = document.querySelectorAll(".relay-ex-cluster-label");
