@@ -115,6 +115,8 @@ def test_tutorial_02_runs_in_jupyterlab_and_the_stepper_reaches_the_flagged_pass
         flagged_diff = diff.inner_html()
         assert flagged_diff != first_diff
         assert re.search(r"relay-diff-(chg-new|ins|del)", flagged_diff)  # the pass's change is marked
+        # the merged log(%y) went, so `add(%1, %3)` is now `add(%1, %2)`: renumbered, not changed
+        assert 'class="relay-diff-renum">  add(%1, %2)' in flagged_diff
         header = stepper.locator(".relay-stepper-header").inner_text()
         assert "result differs from the original" in header
         row = stepper.locator("tr.relay-step-current.relay-step-flagged td.relay-pass")
