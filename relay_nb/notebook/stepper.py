@@ -128,8 +128,9 @@ class _Renaming:
     def __init__(self) -> None:
         self.new_of: dict[str, Optional[str]] = {}
 
-    def define(self, old: Optional[str], new: Optional[str]) -> None:
-        m = _DEFINES.match(old) if old is not None else None
+    def define(self, old: str, new: Optional[str]) -> None:
+        """``old`` (a line of the old text) faces ``new`` (None: it was deleted)."""
+        m = _DEFINES.match(old)
         if m:
             n = _DEFINES.match(new) if new is not None else None
             self.new_of[m.group(1)] = n.group(1) if n else None

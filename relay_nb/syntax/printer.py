@@ -359,11 +359,6 @@ _KNOWN = (
 _CANON = ByClass({k: k for k in _KNOWN}, lambda t: TempExpr if issubclass(t, TempExpr) else t)
 
 
-def _canon(t: type) -> type:
-    """The node class a (possibly subclassed) expression type prints as."""
-    return _CANON[t]
-
-
 def _children(node: Expr, k: type) -> tuple:
     """Sub-expressions that count as uses (binders excluded)."""
     if k is Call:
@@ -476,7 +471,7 @@ class _TextPrinter:
             elif t is Let:
                 kids = (node.value, node.body)
             else:
-                kids = _children(node, _canon(t))
+                kids = _children(node, _CANON[t])
             for c in kids:
                 tc = type(c)
                 if tc in atomic:
@@ -572,7 +567,7 @@ class _TextPrinter:
         """The doc of an atomic node (memoized), or None for other nodes."""
         t = type(node)
         if t not in _ATOMIC:
-            t = _canon(t)
+            t = _CANON[t]
             if t not in _ATOMIC:
                 return None
         if t is Var:
@@ -779,7 +774,7 @@ class _TextPrinter:
                 elif type(child) in _ATOMIC:
                     value = self._leaf(child)
                 else:
-                    value = self._leaf(child) if _canon(type(child)) in _ATOMIC else None
+                    value = self._leaf(child) if _CANON[type(child)] in _ATOMIC else None
                     if value is None:
                         stack.append(self._start(child, ctx))
         return value
@@ -811,7 +806,7 @@ class _TextPrinter:
         return "<" + ", ".join(self._type(t) for t in node.type_args) + ">"
 
     def _start(self, node: Expr, ctx: int) -> tuple:
-        k = _canon(type(node))
+        k = _CANON[type(node)]
         inline = ctx != NOINLINE and self.uses.get(node, 0) <= 1
         if k is Call:
             gen = self._g_call(node)
@@ -950,16 +945,16 @@ class _TextPrinter:
         has no room for ``%0 = ...;`` lines), i.e. an operator-like node of printed
         operands."""
         memo, uses = self.memo, self.uses
-        if _canon(type(e)) is not If or e in memo or uses.get(e, 0) > 1:
+        if _CANON[type(e)] is not If or e in memo or uses.get(e, 0) > 1:
             return False
         c = e.cond
-        k = _canon(type(c))
+        k = _CANON[type(c)]
         if k in _ATOMIC or c in memo:
             return True
         if k not in _ONE_LINE or uses.get(c, 0) > 1:
             return False
         return all(
-            type(o) in _ATOMIC or _canon(type(o)) in _ATOMIC or o in memo for o in _operands(c, k)
+            type(o) in _ATOMIC or _CANON[type(o)] in _ATOMIC or o in memo for o in _operands(c, k)
         )
 
     def _g_let(self, let: Let):
